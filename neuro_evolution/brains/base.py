@@ -1,0 +1,214 @@
+"""The brain interface: a read-only BrainTemplate builds concrete Brains from genomes.
+
+A brain type is three classes registered under one name with :func:`register_brain`:
+
+- a config class (a :func:`~neuro_evolution.configtools.config_class` subclassing
+  :class:`BrainConfig`) holding the options of the ``brain`` config section;
+- a template (a ``frozen_dataclass`` subclassing :class:`BrainTemplate`), made once per experiment
+  by ``from_config``: it owns the genome layout, masks and a prototype brain, and every array it
+  holds is read-only (also after it is pickled to a worker);
+- a :class:`Brain`, the mutable object an episode runner steps.
+
+``to_state``/``from_state`` are implemented here once for every template: each dataclass field
+becomes plain arrays and scalars (nested dataclasses are flattened with a dotted prefix, the config
+becomes JSON), so a run directory rebuilds the same template without pickle.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from abc import abstractmethod
+from typing import Any, TypeVar
+
+import gymnasium as gym
+import numpy as np
+
+from neuro_evolution.configtools import ConfigBase, to_dict
+from neuro_evolution.evaluation.spaces import SpaceAdapter
+from neuro_evolution.frozen import FrozenABCMeta, ReadOnlyRecord
+from neuro_evolution.registry import Registry
+
+StateDict = dict[str, "np.ndarray | int | float | str | bool"]
+TemplateT = TypeVar("TemplateT", bound="BrainTemplate")
+
+
+class BrainConfig(ConfigBase):
+    """Base of every brain type's config section; the section's ``type`` picks the class."""
+
+    __slots__ = ()
+
+    def type_name(self) -> str:
+        """The registered name of this config's brain type."""
+        return brain_type_name(type(self))
+
+
+class Brain(metaclass=FrozenABCMeta):
+    """A concrete network that an episode runner steps. Mutable: it holds the network state."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def reset(self, rng: np.random.Generator) -> None:
+        """Reset the state at the start of an episode; ``rng`` drives any noise of the episode."""
+
+    @abstractmethod
+    def step(self, observation: Any) -> Any:
+        """Advance one step and return an action of the env's action space."""
+
+
+class BatchBrain(metaclass=FrozenABCMeta):
+    """P brains of one template stepped in lockstep with one numpy call per layer."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def reset(self, rngs: list[np.random.Generator]) -> None:
+        """Reset all P brains; brain i uses ``rngs[i]`` exactly as a single brain would."""
+
+    @abstractmethod
+    def step(self, observations: np.ndarray, active: np.ndarray | None = None) -> np.ndarray:
+        """Advance the brains (only ``active`` ones if given) and return P stacked actions."""
+
+
+class BrainTemplate(ReadOnlyRecord):
+    """Read-only, per-experiment factory of brains. Subclasses are ``frozen_dataclass``es."""
+
+    __slots__ = ()
+    config: BrainConfig
+    io: SpaceAdapter
+    genome_size: int
+
+    # --- what a brain type implements -------------------------------------------------------
+    @classmethod
+    @abstractmethod
+    def from_config(
+        cls: type[TemplateT],
+        config: BrainConfig,
+        observation_space: gym.Space,
+        action_space: gym.Space,
+        rng: np.random.Generator,
+    ) -> TemplateT:
+        """Make the template for an env's spaces; ``rng`` draws random masks, if any."""
+
+    @abstractmethod
+    def new_brain(self) -> Brain:
+        """A fresh brain with this template's structure and undefined weights (for ``fill``)."""
+
+    @abstractmethod
+    def fill(self, brain: Brain, genome: np.ndarray) -> None:
+        """Pour a genome's values into ``brain`` in place (copying, never keeping a view)."""
+
+    def build(self, genome: np.ndarray) -> Brain:
+        """A new brain holding the genome's weights; later changes to ``genome`` do not reach it."""
+        genome = self.check_genome(genome)
+        brain = self.new_brain()
+        self.fill(brain, genome)
+        return brain
+
+    def build_batch(self, genomes: np.ndarray) -> BatchBrain:
+        """One batch brain for a (P, genome_size) array; optional for a brain type."""
+        raise NotImplementedError(f"brain type {self.config.type_name()} has no batch brain")
+
+    @property
+    def supports_batch(self) -> bool:
+        """Whether :meth:`build_batch` is implemented by this brain type."""
+        return type(self).build_batch is not BrainTemplate.build_batch
+
+    # --- shared machinery -------------------------------------------------------------------
+    def check_genome(self, genome: np.ndarray) -> np.ndarray:
+        """``genome`` as a float64 vector of length ``genome_size``, or a clear ValueError."""
+        genome = np.asarray(genome, dtype=np.float64)
+        if genome.shape != (self.genome_size,):
+            raise ValueError(
+                f"genome has shape {genome.shape}, but the {self.config.type_name()} template "
+                f"needs ({self.genome_size},)"
+            )
+        return genome
+
+    def to_state(self) -> StateDict:
+        """Plain arrays and scalars that :meth:`from_state` turns back into an equal template."""
+        state: StateDict = {"brain_type": self.config.type_name()}
+        _flatten(self, "", state)
+        return state
+
+    @staticmethod
+    def from_state(state: typing.Mapping[str, Any]) -> BrainTemplate:
+        """Rebuild a template saved with :meth:`to_state` (no masks are regenerated)."""
+        _, template_cls = get_brain_type(str(np.asarray(state["brain_type"])))
+        return _unflatten(template_cls, "", state)
+
+
+def _flatten(obj: Any, prefix: str, state: StateDict) -> None:
+    for field in dataclasses.fields(obj):
+        key = prefix + field.name
+        value = getattr(obj, field.name)
+        if isinstance(value, BrainConfig):
+            state[key] = json.dumps(to_dict(value), sort_keys=True)
+        elif dataclasses.is_dataclass(value):
+            _flatten(value, key + ".", state)
+        elif isinstance(value, tuple):
+            state[key] = np.asarray(value, dtype=np.int64)
+        else:
+            state[key] = value
+
+
+def _unflatten(cls: type, prefix: str, state: typing.Mapping[str, Any]) -> Any:
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for field in dataclasses.fields(cls):
+        key = prefix + field.name
+        hint = hints[field.name]
+        if isinstance(hint, type) and issubclass(hint, BrainConfig):
+            values[field.name] = parse_brain_config(json.loads(str(np.asarray(state[key]))), "")
+        elif isinstance(hint, type) and dataclasses.is_dataclass(hint):
+            values[field.name] = _unflatten(hint, key + ".", state)
+        elif key not in state:
+            raise KeyError(f"template state lacks {key!r}")
+        elif hint in (int, float, bool, str):
+            values[field.name] = hint(np.asarray(state[key]).item())
+        elif typing.get_origin(hint) is tuple:
+            values[field.name] = tuple(int(v) for v in np.asarray(state[key]).ravel())
+        elif typing.get_origin(hint) is typing.Literal:
+            values[field.name] = str(np.asarray(state[key]))
+        else:
+            values[field.name] = np.array(state[key])
+    return cls(**values)
+
+
+# --- registry ---------------------------------------------------------------------------------
+def _load_builtin_brains() -> None:
+    import neuro_evolution.brains  # noqa: F401  (registers CTRNN, FFNN, LSTM)
+
+
+BRAINS: Registry[BrainTemplate] = Registry("brain", BrainConfig, _load_builtin_brains)
+register_brain = BRAINS.register
+brain_types = BRAINS.names
+get_brain_type = BRAINS.get
+brain_type_name = BRAINS.name_of
+parse_brain_config = BRAINS.parse_config
+
+
+def make_template(
+    config: BrainConfig,
+    observation_space: gym.Space,
+    action_space: gym.Space,
+    rng: np.random.Generator,
+) -> BrainTemplate:
+    """The template of ``config``'s brain type for an env's spaces."""
+    _, template_cls = get_brain_type(config.type_name())
+    return template_cls.from_config(config, observation_space, action_space, rng)
+
+
+__all__ = [
+    "BatchBrain",
+    "Brain",
+    "BrainConfig",
+    "BrainTemplate",
+    "brain_types",
+    "get_brain_type",
+    "make_template",
+    "parse_brain_config",
+    "register_brain",
+]

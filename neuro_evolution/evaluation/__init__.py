@@ -1,0 +1,1 @@
+"""Running episodes and evaluating populations."""

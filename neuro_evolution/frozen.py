@@ -1,0 +1,99 @@
+"""Classes whose class-level attributes cannot change at runtime, and read-only arrays.
+
+Worker processes started with ``spawn`` or ``forkserver`` re-import every class, so a class
+attribute changed at runtime in the parent would silently keep its old value in the workers.
+Config, template and brain classes therefore use :class:`FrozenClassMeta`, which refuses such
+assignments with a message that points to the experiment config instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABCMeta
+from typing import Any, TypeVar
+
+import numpy as np
+
+_SEALED = "_frozen_class_sealed_"
+
+T = TypeVar("T", bound=type)
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+class FrozenClassMeta(type):
+    """Metaclass that seals a class once it is created: class attributes can no longer be set."""
+
+    def __init__(cls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any):
+        super().__init__(name, bases, namespace, **kwargs)
+        type.__setattr__(cls, _SEALED, True)
+
+    def __setattr__(cls, name: str, value: Any) -> None:
+        if cls.__dict__.get(_SEALED, False) and not _is_dunder(name):
+            raise AttributeError(
+                f"cannot set {cls.__name__}.{name}: class-level attributes are frozen because "
+                "worker processes (spawn/forkserver) re-import the class and would never see the "
+                "change; put the value in the experiment config instead"
+            )
+        super().__setattr__(name, value)
+
+    def __delattr__(cls, name: str) -> None:
+        if cls.__dict__.get(_SEALED, False) and not _is_dunder(name):
+            raise AttributeError(
+                f"cannot delete {cls.__name__}.{name}: class attributes are frozen"
+            )
+        super().__delattr__(name)
+
+
+class FrozenABCMeta(FrozenClassMeta, ABCMeta):
+    """:class:`FrozenClassMeta` for abstract base classes."""
+
+
+def frozen_dataclass(cls: T | None = None, /, **options: Any) -> Any:
+    """``dataclass(frozen=True, slots=True, kw_only=True)`` for a class with a frozen metaclass.
+
+    The class is unsealed while ``dataclasses`` installs its fields, then sealed again.
+    """
+
+    def wrap(klass: T) -> T:
+        type.__setattr__(klass, _SEALED, False)
+        made = dataclasses.dataclass(frozen=True, slots=True, kw_only=True, **options)(klass)
+        type.__setattr__(made, _SEALED, True)
+        return made
+
+    return wrap if cls is None else wrap(cls)
+
+
+def readonly(array: Any, dtype: Any = None) -> np.ndarray:
+    """Return ``array`` as an ndarray whose ``writeable`` flag is off (copies only if needed)."""
+    result = np.asarray(array, dtype=dtype)
+    if result is array and result.flags.writeable and result.base is not None:
+        result = result.copy()
+    result.flags.writeable = False
+    return result
+
+
+class ReadOnlyRecord(metaclass=FrozenABCMeta):
+    """Base of frozen dataclasses that hold numpy arrays: every array field is made read-only.
+
+    Pickle protocol <= 4 (what ``multiprocessing`` uses on Python 3.11) loses numpy's read-only
+    flag, so instances pickle through their constructor and come out read-only again.
+    """
+
+    __slots__ = ()
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, field.name)
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        return (_rebuild_record, (type(self), values))
+
+
+def _rebuild_record(cls: type, values: dict[str, Any]) -> Any:
+    return cls(**values)
