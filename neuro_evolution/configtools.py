@@ -16,7 +16,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
-from neuro_evolution.frozen import FrozenClassMeta, frozen_dataclass
+from neuro_evolution.frozen import FrozenClassMeta, FrozenDict, frozen_dataclass
 
 T = TypeVar("T")
 
@@ -55,7 +55,7 @@ def option(
 ) -> Any:
     """A config field with a default, a one-line description and optional numeric bounds."""
     metadata = {"doc": doc, "ge": ge, "gt": gt, "le": le, "lt": lt, "nullable_doc": nullable_doc}
-    if isinstance(default, list | dict):
+    if isinstance(default, list) or type(default) is dict:
         raise TypeError("use a tuple or a default_factory-free immutable default")
     return dataclasses.field(default=default, metadata=metadata)
 
@@ -169,11 +169,11 @@ def parse_value(hint: Any, value: Any, path: str, meta: Mapping[str, Any] | None
     if origin is dict or hint is dict:
         if not isinstance(value, Mapping):
             raise ConfigError(path, f"must be an object, got {_describe(value)}")
-        return types.MappingProxyType(dict(value))
+        return FrozenDict(value)
     if origin in (Mapping, typing.Mapping) or hint is Mapping:
         if not isinstance(value, Mapping):
             raise ConfigError(path, f"must be an object, got {_describe(value)}")
-        return types.MappingProxyType(dict(value))
+        return FrozenDict(value)
     if isinstance(hint, type):
         for base, resolver in _POLYMORPHIC.items():
             if issubclass(hint, base):

@@ -97,3 +97,19 @@ class ReadOnlyRecord(metaclass=FrozenABCMeta):
 
 def _rebuild_record(cls: type, values: dict[str, Any]) -> Any:
     return cls(**values)
+
+
+class FrozenDict(dict):
+    """A dict that refuses changes after creation and pickles (MappingProxyType cannot)."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("this mapping is part of a frozen config and cannot be changed")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+    __ior__ = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (FrozenDict, (dict(self),))
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted(self.items(), key=repr)))

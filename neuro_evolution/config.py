@@ -1,0 +1,114 @@
+"""The experiment config: a JSON file becomes a frozen, validated tree of config classes.
+
+Every section is a config class with documented defaults (see ``docs/config.md``, which a test
+checks against these classes). Errors are :class:`ConfigError`s whose one-line message starts
+with the field path, e.g. ``brain.number_neurons: must be an integer >= 1, got -3``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from neuro_evolution.brains.base import BrainConfig
+from neuro_evolution.configtools import (
+    ConfigBase,
+    ConfigError,
+    config_class,
+    option,
+    parse,
+    to_dict,
+)
+from neuro_evolution.evaluation.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
+from neuro_evolution.optimizers.base import OptimizerConfig
+
+
+@config_class
+class EvaluationConfig(ConfigBase):
+    """Which evaluation handler runs the episodes (the command line can override each field)."""
+
+    handler: Literal["sequential", "mp", "dask", "vectorized"] = option(
+        "sequential", doc="sequential, mp (multiprocessing pool), dask, or vectorized"
+    )
+    workers: int = option(0, doc="worker processes for mp/dask (0: one per core)", ge=0)
+    start_method: Literal["fork", "forkserver", "spawn"] = option(
+        "forkserver",
+        doc="multiprocessing start method for mp: forkserver is safe with threads and does not "
+        "rely on fork copying the parent's memory",
+    )
+    scheduler: str | None = option(
+        None, doc="address of an existing Dask scheduler (tcp://HOST:PORT); none: a LocalCluster"
+    )
+    vectorize: bool = option(False, doc="mp/dask workers evaluate their chunks vectorized")
+
+
+@config_class
+class CheckpointConfig(ConfigBase):
+    """When checkpoints are written."""
+
+    every_generations: int = option(10, doc="write a checkpoint every N generations", ge=1)
+    keep: int = option(3, doc="how many of the newest checkpoints to keep", ge=1)
+
+
+@config_class
+class ExperimentConfig(ConfigBase):
+    """A whole experiment."""
+
+    environment: EnvironmentConfig = option(doc="the Gymnasium environment")
+    random_seed: int = option(0, doc="seed of every random choice of the run", ge=0, lt=2**32)
+    number_generations: int = option(doc="generations to run", ge=1)
+    optimizer: OptimizerConfig = option(doc="evolution strategy: {type: MU_ES | CMA_ES, ...}")
+    brain: BrainConfig = option(doc="network: {type: CTRNN | FFNN | LSTM | registered, ...}")
+    episode_runner: EpisodeRunnerConfig = option(EpisodeRunnerConfig(), doc="episode options")
+    evaluation: EvaluationConfig = option(EvaluationConfig(), doc="evaluation handler")
+    checkpoint: CheckpointConfig = option(CheckpointConfig(), doc="checkpoint options")
+    hall_of_fame_size: int = option(10, doc="best genomes kept across generations", ge=1)
+    imports: tuple[str, ...] = option(
+        (), doc="modules imported before the config is read, e.g. to register a brain type"
+    )
+
+
+def parse_config(data: Any) -> ExperimentConfig:
+    """Validate a JSON-like dict into an :class:`ExperimentConfig`."""
+    if isinstance(data, dict):
+        for index, module in enumerate(data.get("imports", ()) or ()):
+            try:
+                importlib.import_module(str(module))
+            except ImportError as error:
+                raise ConfigError(
+                    f"imports[{index}]", f"cannot import {module!r}: {error}"
+                ) from None
+    return parse(ExperimentConfig, data)
+
+
+def load_config(path: str | Path) -> ExperimentConfig:
+    """Read and validate a config file; every problem is a one-line :class:`ConfigError`."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise ConfigError("", f"{path}: no such config file") from None
+    except OSError as error:
+        raise ConfigError("", f"{path}: cannot read the config file ({error.strerror})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(
+            "", f"{path}: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+        ) from None
+    return parse_config(data)
+
+
+def config_to_dict(config: ExperimentConfig) -> dict[str, Any]:
+    """The resolved config (every default filled in) as JSON-ready data."""
+    return to_dict(config)
+
+
+def config_hash(config: ExperimentConfig, ignore: tuple[str, ...] = ()) -> str:
+    """SHA-256 of the resolved config without the top-level keys in ``ignore``."""
+    data = {k: v for k, v in config_to_dict(config).items() if k not in ignore}
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()

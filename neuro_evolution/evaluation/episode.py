@@ -1,0 +1,126 @@
+"""EpisodeRunner: runs a brain in one long-lived Gymnasium env and returns its fitness.
+
+Fitness is the mean episode return over ``number_fitness_runs`` episodes. An episode ends when
+the env terminates or truncates (its own time limit), or after ``max_steps_per_run`` steps when
+that is set; an episode cut by ``max_steps_per_run`` before the env terminated loses
+``max_steps_penalty`` from its return.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from neuro_evolution.brains.base import Brain, BrainTemplate
+from neuro_evolution.configtools import ConfigBase, config_class, option
+from neuro_evolution.evaluation.environment import EnvironmentConfig
+from neuro_evolution.evaluation.seeds import brain_rng, episode_seed
+from neuro_evolution.frozen import FrozenClassMeta, frozen_dataclass
+
+
+@config_class
+class EpisodeRunnerConfig(ConfigBase):
+    """How one genome is evaluated."""
+
+    number_fitness_runs: int = option(1, doc="episodes per evaluation; fitness is their mean", ge=1)
+    max_steps_per_run: int = option(
+        0, doc="cut an episode after this many steps (0: only the env's own limit)", ge=0
+    )
+    max_steps_penalty: float = option(
+        0.0, doc="subtracted from the return of an episode cut by max_steps_per_run"
+    )
+    fix_seed_for_generation: bool = option(
+        True, doc="all individuals of a generation use the same episode seeds (fair comparison)"
+    )
+
+
+@frozen_dataclass
+class EvaluationResult(metaclass=FrozenClassMeta):
+    """What one evaluation of a genome returns."""
+
+    fitness: float
+    steps: int
+    terminated: int = 0  # episodes that ended by termination
+    truncated: int = 0  # episodes that ended by the env's truncation or max_steps_per_run
+    behavior: np.ndarray | None = None  # behaviour record, when novelty asks for one
+
+
+@frozen_dataclass
+class RunnerSpec(metaclass=FrozenClassMeta):
+    """Plain, picklable data from which any worker makes its own EpisodeRunner."""
+
+    environment: EnvironmentConfig
+    episode_runner: EpisodeRunnerConfig
+    novelty: Any = None  # NoveltyConfig when behaviour is recorded
+
+    def make(self) -> EpisodeRunner:
+        """A runner with its own env (made once, reused for every episode)."""
+        return EpisodeRunner(self)
+
+
+class EpisodeRunner:
+    """Evaluates brains in one env that lives as long as the runner."""
+
+    def __init__(self, spec: RunnerSpec):
+        self.spec = spec
+        self.config = spec.episode_runner
+        self.env = spec.environment.make()
+
+    def run(self, brain: Brain, seed: int) -> EvaluationResult:
+        """Evaluate ``brain`` over ``number_fitness_runs`` episodes derived from ``seed``."""
+        env = self.env
+        config = self.config
+        limit = config.max_steps_per_run or None
+        total_return = 0.0
+        total_steps = terminated_count = truncated_count = 0
+        for episode in range(config.number_fitness_runs):
+            observation, _ = env.reset(seed=episode_seed(seed, episode))
+            brain.reset(brain_rng(seed, episode))
+            episode_return = 0.0
+            steps = 0
+            terminated = truncated = False
+            while True:
+                observation, reward, terminated, truncated, _ = env.step(brain.step(observation))
+                episode_return += float(reward)
+                steps += 1
+                if terminated or truncated:
+                    break
+                if limit is not None and steps >= limit:
+                    episode_return -= config.max_steps_penalty
+                    truncated = True
+                    break
+            total_return += episode_return
+            total_steps += steps
+            terminated_count += bool(terminated)
+            truncated_count += bool(truncated and not terminated)
+        return EvaluationResult(
+            fitness=total_return / config.number_fitness_runs,
+            steps=total_steps,
+            terminated=terminated_count,
+            truncated=truncated_count,
+        )
+
+    def dry_run(self, template: BrainTemplate) -> None:
+        """One reset, one brain step and one env step with a zero genome: fail early on mismatch."""
+        brain = template.build(np.zeros(template.genome_size))
+        observation, _ = self.env.reset(seed=0)
+        brain.reset(np.random.default_rng(0))
+        action = brain.step(observation)
+        if not self.env.action_space.contains(action):
+            raise ValueError(
+                f"brain {template.config.type_name()} produced {action!r}, which is not in the "
+                f"action space {self.env.action_space} of {self.spec.environment.id}"
+            )
+        self.env.step(action)
+
+    def close(self) -> None:
+        """Close the env."""
+        self.env.close()
+
+
+def replace_runner_config(spec: RunnerSpec, **changes: Any) -> RunnerSpec:
+    """A copy of ``spec`` with some episode-runner options changed (e.g. for replay)."""
+    runner = dataclasses.replace(spec.episode_runner, **changes)
+    return dataclasses.replace(spec, episode_runner=runner)

@@ -1,0 +1,1 @@
+"""Evaluation handlers: sequential, multiprocessing, dask, vectorized."""

@@ -1,0 +1,71 @@
+"""The evaluation handler interface and the per-worker state every handler shares.
+
+``batch_evaluate(genomes, seeds)`` returns one :class:`EvaluationResult` per genome, in
+submission order. How the work gets to a runner is the handler's strategy; what a worker does
+with it is :class:`WorkerState.evaluate`, the same code for every handler, so results are
+bit-identical whichever handler runs them.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any
+
+import numpy as np
+
+from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
+from neuro_evolution.frozen import FrozenABCMeta
+
+
+class WorkerState:
+    """What a worker keeps for the whole run: the template, one runner (env) and one brain."""
+
+    def __init__(self, template: BrainTemplate, spec: RunnerSpec):
+        self.template = template
+        self.runner = spec.make()
+        self.brain = template.new_brain()
+
+    def evaluate(self, genomes: np.ndarray, seeds: np.ndarray) -> list[EvaluationResult]:
+        """Evaluate a chunk of genomes, refilling the worker's one brain for each."""
+        results = []
+        for genome, seed in zip(genomes, seeds):
+            self.template.fill(self.brain, genome)
+            results.append(self.runner.run(self.brain, int(seed)))
+        return results
+
+    def close(self) -> None:
+        """Close the runner's env."""
+        self.runner.close()
+
+
+class EvaluationHandler(metaclass=FrozenABCMeta):
+    """Evaluates populations; set up once per run with :meth:`start`, ended with :meth:`close`."""
+
+    @abstractmethod
+    def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
+        """Set up long-lived per-worker state (template, runner with its env)."""
+
+    @abstractmethod
+    def batch_evaluate(self, genomes: np.ndarray, seeds: np.ndarray) -> list[EvaluationResult]:
+        """One result per row of ``genomes`` (episode base seed ``seeds[i]``), in order."""
+
+    def close(self) -> None:
+        """Release workers and envs."""
+
+    def describe(self) -> str:
+        """One line for the console, e.g. where a dashboard is."""
+        return type(self).__name__
+
+    def __enter__(self) -> EvaluationHandler:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+
+def split_chunks(count: int, chunks: int) -> list[slice]:
+    """Split ``range(count)`` into at most ``chunks`` contiguous, nearly equal slices."""
+    chunks = max(1, min(chunks, count))
+    bounds = np.linspace(0, count, chunks + 1).round().astype(int)
+    return [slice(int(a), int(b)) for a, b in zip(bounds, bounds[1:]) if b > a]

@@ -1,0 +1,29 @@
+"""The sequential handler: one runner and one reused brain in the calling process."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
+from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState
+
+
+class SequentialHandler(EvaluationHandler):
+    """Evaluates genomes one after another in this process."""
+
+    def __init__(self) -> None:
+        self._worker: WorkerState | None = None
+
+    def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
+        self._worker = WorkerState(template, spec)
+
+    def batch_evaluate(self, genomes: np.ndarray, seeds: np.ndarray) -> list[EvaluationResult]:
+        if self._worker is None:
+            raise RuntimeError("SequentialHandler.start() was not called")
+        return self._worker.evaluate(genomes, seeds)
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None

@@ -1,0 +1,72 @@
+"""The optimizer interface: ask for genomes, tell their fitness; all state is explicit data.
+
+An optimizer owns every bit of randomness it uses (DEAP's operators draw from Python's global
+``random`` and numpy's global generator: implementations swap their own saved generator state
+in around those calls), so ``state()`` after generation g plus ``load_state`` reproduces the rest
+of the run exactly.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any
+
+import numpy as np
+
+from neuro_evolution.configtools import ConfigBase
+from neuro_evolution.frozen import FrozenABCMeta
+from neuro_evolution.hall_of_fame import HallOfFame
+from neuro_evolution.registry import Registry
+
+OptimizerState = dict[str, "np.ndarray | int | float | str | bool"]
+
+
+class OptimizerConfig(ConfigBase):
+    """Base of every optimizer's config section; the section's ``type`` picks the class."""
+
+    __slots__ = ()
+
+    def type_name(self) -> str:
+        """The registered name of this config's optimizer."""
+        return OPTIMIZERS.name_of(type(self))
+
+
+class Optimizer(metaclass=FrozenABCMeta):
+    """Ask/tell evolution strategy over float64 genomes; higher fitness is better."""
+
+    def __init__(self, config: Any, genome_size: int, seed: int):
+        self.config = config
+        self.genome_size = genome_size
+
+    @abstractmethod
+    def ask(self) -> np.ndarray:
+        """The (P, genome_size) genomes to evaluate this generation."""
+
+    @abstractmethod
+    def tell(self, fitness: np.ndarray, hall_of_fame: HallOfFame) -> None:
+        """Selection fitness of the genomes of the last ``ask``, in the same order.
+
+        ``hall_of_fame`` is already updated with this generation's raw fitness.
+        """
+
+    @abstractmethod
+    def state(self) -> OptimizerState:
+        """Everything the next ``ask`` depends on, as arrays and scalars (no pickle)."""
+
+    @abstractmethod
+    def load_state(self, state: OptimizerState) -> None:
+        """Continue exactly from a :meth:`state` snapshot."""
+
+
+def _load_builtin_optimizers() -> None:
+    import neuro_evolution.optimizers.cma_es  # noqa: F401
+    import neuro_evolution.optimizers.mu_plus_lambda  # noqa: F401
+
+
+OPTIMIZERS: Registry[Optimizer] = Registry("optimizer", OptimizerConfig, _load_builtin_optimizers)
+
+
+def make_optimizer(config: OptimizerConfig, genome_size: int, seed: int) -> Optimizer:
+    """The optimizer of ``config``'s type for genomes of ``genome_size``."""
+    _, optimizer_cls = OPTIMIZERS.get(config.type_name())
+    return optimizer_cls(config, genome_size, seed)
