@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.base import Brain, BrainTemplate
@@ -63,43 +64,55 @@ class RunnerSpec(metaclass=FrozenClassMeta):
 class EpisodeRunner:
     """Evaluates brains in one env that lives as long as the runner."""
 
-    def __init__(self, spec: RunnerSpec):
+    def __init__(self, spec: RunnerSpec, env: gym.Env | None = None):
         self.spec = spec
         self.config = spec.episode_runner
-        self.env = spec.environment.make()
+        self.env = env if env is not None else spec.environment.make()
 
     def run(self, brain: Brain, seed: int) -> EvaluationResult:
         """Evaluate ``brain`` over ``number_fitness_runs`` episodes derived from ``seed``."""
-        env = self.env
-        config = self.config
-        limit = config.max_steps_per_run or None
+        runs = self.config.number_fitness_runs
         total_return = 0.0
-        total_steps = terminated_count = truncated_count = 0
-        for episode in range(config.number_fitness_runs):
-            observation, _ = env.reset(seed=episode_seed(seed, episode))
-            brain.reset(brain_rng(seed, episode))
-            episode_return = 0.0
-            steps = 0
-            terminated = truncated = False
-            while True:
-                observation, reward, terminated, truncated, _ = env.step(brain.step(observation))
-                episode_return += float(reward)
-                steps += 1
-                if terminated or truncated:
-                    break
-                if limit is not None and steps >= limit:
-                    episode_return -= config.max_steps_penalty
-                    truncated = True
-                    break
-            total_return += episode_return
-            total_steps += steps
-            terminated_count += bool(terminated)
-            truncated_count += bool(truncated and not terminated)
+        total_steps = terminated = truncated = 0
+        for episode in range(runs):
+            result = self.run_episode(brain, episode_seed(seed, episode), brain_rng(seed, episode))
+            total_return += result.fitness
+            total_steps += result.steps
+            terminated += result.terminated
+            truncated += result.truncated
         return EvaluationResult(
-            fitness=total_return / config.number_fitness_runs,
+            fitness=total_return / runs,
             steps=total_steps,
-            terminated=terminated_count,
-            truncated=truncated_count,
+            terminated=terminated,
+            truncated=truncated,
+        )
+
+    def run_episode(
+        self, brain: Brain, env_seed: int, rng: np.random.Generator | None = None
+    ) -> EvaluationResult:
+        """One episode from ``env.reset(seed=env_seed)``; fitness is the (penalised) return."""
+        env = self.env
+        limit = self.config.max_steps_per_run or None
+        observation, _ = env.reset(seed=env_seed)
+        brain.reset(rng if rng is not None else np.random.default_rng(env_seed))
+        episode_return = 0.0
+        steps = 0
+        terminated = truncated = False
+        while True:
+            observation, reward, terminated, truncated, _ = env.step(brain.step(observation))
+            episode_return += float(reward)
+            steps += 1
+            if terminated or truncated:
+                break
+            if limit is not None and steps >= limit:
+                episode_return -= self.config.max_steps_penalty
+                truncated = True
+                break
+        return EvaluationResult(
+            fitness=episode_return,
+            steps=steps,
+            terminated=int(bool(terminated)),
+            truncated=int(bool(truncated) and not terminated),
         )
 
     def dry_run(self, template: BrainTemplate) -> None:

@@ -1,0 +1,53 @@
+"""Atomic file writes: write a temporary file in the same directory, fsync, then ``os.replace``.
+
+A crash at any moment leaves either the old file or the new one, never a half-written file.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically (and durably: the data is fsynced first)."""
+    path = Path(path)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Replace a text file atomically."""
+    atomic_write_bytes(path, text.encode())
+
+
+def atomic_write_json(path: str | Path, data: Any) -> None:
+    """Replace a JSON file atomically (indented, keys in insertion order)."""
+    atomic_write_text(path, json.dumps(data, indent=2) + "\n")
+
+
+def atomic_savez(path: str | Path, arrays: dict[str, Any]) -> None:
+    """Write an ``.npz`` atomically; values must be arrays or scalars/strings (no objects)."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **{key: np.asarray(value) for key, value in arrays.items()})
+    atomic_write_bytes(path, buffer.getvalue())
+
+
+def load_npz(path: str | Path) -> dict[str, np.ndarray]:
+    """Read an ``.npz`` without pickle (a run directory from elsewhere cannot run code)."""
+    with np.load(path, allow_pickle=False) as data:
+        return {key: data[key] for key in data.files}

@@ -1,0 +1,170 @@
+"""The run directory: resolved config, per-generation log, hall of fame with template, plot.
+
+Layout of ``runs/<config-name>-<timestamp>/``::
+
+    config.json        the resolved config (every default filled in)
+    log.csv            one row per generation (see LOG_FIELDS)
+    hall_of_fame.npz   best genomes by raw fitness + the template state (no pickle)
+    fitness.png        min / mean / max / best-so-far fitness per generation
+
+Every file is written atomically, so a crash never leaves one half-written.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neuro_evolution.atomic import (
+    atomic_savez,
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_text,
+    load_npz,
+)
+from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.hall_of_fame import HallOfFame
+
+LOG_FIELDS = (
+    "generation",
+    "evaluations",
+    "env_steps",
+    "fitness_min",
+    "fitness_mean",
+    "fitness_max",
+    "fitness_std",
+    "best_so_far",
+    "wall_time",
+)
+CONFIG_FILE = "config.json"
+LOG_FILE = "log.csv"
+HALL_OF_FAME_FILE = "hall_of_fame.npz"
+PLOT_FILE = "fitness.png"
+TEMPLATE_PREFIX = "template."
+
+
+def new_run_directory(config_path: str | Path | None, out: str | Path | None) -> Path:
+    """``out`` if given, else ``runs/<config-name>-<timestamp>`` (made unique); created empty."""
+    if out is not None:
+        path = Path(out)
+        if path.exists() and any(path.iterdir()):
+            raise FileExistsError(f"--out {path}: directory exists and is not empty")
+    else:
+        name = Path(config_path).stem if config_path else "run"
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        path = Path("runs") / f"{name}-{stamp}"
+        suffix = 1
+        while path.exists():
+            suffix += 1
+            path = Path("runs") / f"{name}-{stamp}-{suffix}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def log_to_csv(log: list[dict[str, Any]]) -> str:
+    """CSV text of the log; floats keep full precision (shortest round-trip repr)."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=LOG_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(log)
+    return buffer.getvalue()
+
+
+def read_log(path: str | Path) -> list[dict[str, Any]]:
+    """Read ``log.csv`` back into dicts with ints and floats."""
+    rows = []
+    with open(path, newline="") as file:
+        for row in csv.DictReader(file):
+            rows.append(
+                {
+                    key: int(value)
+                    if key in ("generation", "evaluations", "env_steps")
+                    else float(value)
+                    for key, value in row.items()
+                }
+            )
+    return rows
+
+
+def save_hall_of_fame(path: str | Path, hall_of_fame: HallOfFame, template: BrainTemplate) -> None:
+    """Hall of fame arrays plus the template state, so replay rebuilds the exact brains."""
+    arrays: dict[str, Any] = dict(hall_of_fame.state())
+    arrays.update({TEMPLATE_PREFIX + key: value for key, value in template.to_state().items()})
+    atomic_savez(path, arrays)
+
+
+def load_hall_of_fame(path: str | Path) -> tuple[HallOfFame, BrainTemplate]:
+    """The hall of fame and the template saved by :func:`save_hall_of_fame`."""
+    data = load_npz(path)
+    template_state = {
+        key[len(TEMPLATE_PREFIX) :]: value
+        for key, value in data.items()
+        if key.startswith(TEMPLATE_PREFIX)
+    }
+    template = BrainTemplate.from_state(template_state)
+    hall_of_fame = HallOfFame(len(data["fitness"]), template.genome_size)
+    hall_of_fame.load_state(data)
+    return hall_of_fame, template
+
+
+def plot_fitness(path: str | Path, log: list[dict[str, Any]], title: str) -> None:
+    """Draw ``fitness.png`` (headless Agg backend) from the log."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    generations = [row["generation"] for row in log]
+    figure = Figure(figsize=(7, 4), dpi=100)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    mean = np.array([row["fitness_mean"] for row in log])
+    std = np.array([row["fitness_std"] for row in log])
+    axes.fill_between(generations, mean - std, mean + std, alpha=0.2, label="mean ± std")
+    axes.plot(generations, mean, label="mean")
+    axes.plot(generations, [row["fitness_max"] for row in log], label="max")
+    axes.plot(generations, [row["fitness_min"] for row in log], label="min", alpha=0.6)
+    axes.plot(generations, [row["best_so_far"] for row in log], "k--", label="best so far")
+    axes.set_xlabel("generation")
+    axes.set_ylabel("fitness")
+    axes.set_title(title)
+    axes.legend(loc="lower right", fontsize="small")
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+
+    atomic_write_bytes(path, buffer.getvalue())
+
+
+class RunDirectory:
+    """Writes a run's results as it goes; the plot is refreshed at most every ``plot_every`` s."""
+
+    def __init__(self, path: Path, title: str, plot_every: float = 5.0):
+        self.path = Path(path)
+        self.title = title
+        self.plot_every = plot_every
+        self._last_plot = float("-inf")
+
+    def write_config(self, resolved: dict[str, Any]) -> None:
+        """Write ``config.json``."""
+        atomic_write_json(self.path / CONFIG_FILE, resolved)
+
+    def write_generation(
+        self,
+        log: list[dict[str, Any]],
+        hall_of_fame: HallOfFame,
+        template: BrainTemplate,
+        final: bool = False,
+    ) -> None:
+        """Rewrite log and hall of fame; refresh the plot when due (always when ``final``)."""
+        atomic_write_text(self.path / LOG_FILE, log_to_csv(log))
+        save_hall_of_fame(self.path / HALL_OF_FAME_FILE, hall_of_fame, template)
+        now = time.monotonic()
+        if final or now - self._last_plot >= self.plot_every:
+            plot_fitness(self.path / PLOT_FILE, log, self.title)
+            self._last_plot = now
