@@ -1,0 +1,101 @@
+"""EpisodeRunner semantics: seeds, averaging, step limit and penalty, termination vs truncation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import small_config
+
+from neuro_evolution.config import parse_config
+from neuro_evolution.evaluation.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
+from neuro_evolution.evaluation.seeds import brain_rng, episode_seed, generation_seeds
+from neuro_evolution.experiment import build_template
+
+
+@pytest.fixture(scope="module")
+def template():
+    return build_template(parse_config(small_config()))
+
+
+def spec(**runner) -> RunnerSpec:
+    return RunnerSpec(
+        environment=EnvironmentConfig(id="CartPole-v1"),
+        episode_runner=EpisodeRunnerConfig(**runner),
+    )
+
+
+def reference_fitness(template, genome, seed, runs, limit=None, penalty=0.0):
+    """Plain re-implementation of the documented semantics."""
+    import gymnasium as gym
+
+    env = gym.make("CartPole-v1")
+    brain = template.build(genome)
+    total = 0.0
+    for k in range(runs):
+        observation, _ = env.reset(seed=episode_seed(seed, k))
+        brain.reset(brain_rng(seed, k))
+        episode_return, steps = 0.0, 0
+        while True:
+            observation, reward, terminated, truncated, _ = env.step(brain.step(observation))
+            episode_return += reward
+            steps += 1
+            if terminated or truncated:
+                break
+            if limit and steps >= limit:
+                episode_return -= penalty
+                break
+        total += episode_return
+    return total / runs
+
+
+def test_fitness_is_the_mean_return_over_seeded_episodes(template):
+    """Fitness = mean return of number_fitness_runs episodes reset with episode_seed(seed, k)."""
+    runner = spec(number_fitness_runs=3).make()
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        genome = rng.normal(size=template.genome_size)
+        seed = int(rng.integers(2**32))
+        result = runner.run(template.build(genome), seed)
+        assert result.fitness == reference_fitness(template, genome, seed, 3)
+        assert result.terminated + result.truncated == 3
+
+
+def test_step_limit_cuts_episodes_and_subtracts_the_penalty(template):
+    """An episode cut by max_steps_per_run loses max_steps_penalty and counts as truncated."""
+    runner = spec(number_fitness_runs=2, max_steps_per_run=5, max_steps_penalty=100.0).make()
+    genome = np.zeros(template.genome_size)
+    result = runner.run(template.build(genome), 123)
+    assert result.steps == 10
+    assert result.truncated == 2 and result.terminated == 0
+    assert result.fitness == 5.0 - 100.0
+    assert result.fitness == reference_fitness(template, genome, 123, 2, limit=5, penalty=100.0)
+
+
+def test_same_seed_same_result_whatever_ran_before(template):
+    """An evaluation depends only on (template, genome, seed), not on the runner's history."""
+    runner = spec(number_fitness_runs=2).make()
+    rng = np.random.default_rng(1)
+    genomes = rng.normal(size=(4, template.genome_size))
+    first = [runner.run(template.build(g), 99).fitness for g in genomes]
+    again = [runner.run(template.build(g), 99).fitness for g in genomes[::-1]][::-1]
+    assert first == again
+
+
+def test_generation_seeds_are_a_pure_function_of_run_generation_and_index():
+    """Seeds depend on (run seed, generation, index) or are shared by the generation."""
+    a = generation_seeds(5, 2, 6, shared=False)
+    assert np.array_equal(a, generation_seeds(5, 2, 6, shared=False))
+    assert np.array_equal(a[:3], generation_seeds(5, 2, 3, shared=False))
+    assert len(set(a.tolist())) == 6
+    assert not np.array_equal(a, generation_seeds(5, 3, 6, shared=False))
+    shared = generation_seeds(5, 2, 6, shared=True)
+    assert len(set(shared.tolist())) == 1
+    assert not np.array_equal(shared, generation_seeds(6, 2, 6, shared=True))
+
+
+def test_dry_run_passes_for_a_matching_brain(template):
+    """The start-up dry run does one reset, one brain step and one env step."""
+    runner = spec().make()
+    runner.dry_run(template)
+    runner.close()
