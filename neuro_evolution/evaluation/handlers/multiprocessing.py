@@ -1,0 +1,174 @@
+"""The multiprocessing handler: one persistent process pool for the whole run.
+
+The pool is a :class:`concurrent.futures.ProcessPoolExecutor` on an explicit start method
+(``fork``, ``forkserver`` -- the project default -- or ``spawn``), created in :meth:`start` and
+never per generation. Its ``initializer`` receives the template and the RunnerSpec as plain
+pickled data and builds each worker's :class:`WorkerState` (env made once, one reused brain).
+
+Why an executor rather than ``multiprocessing.Pool``: when a worker dies (SIGKILL, a segfault in
+an env, the OOM killer) ``Pool`` silently replaces it and the task it was running is lost, so
+``AsyncResult.get()`` waits forever unless the caller polls private worker lists. The executor
+notices the death at once (it waits on every worker's sentinel) and fails all pending futures
+with ``BrokenProcessPool``. It also does not respawn workers forever when an initializer fails.
+
+A dead worker is **not retried**: results depend only on genome and seed, so an env that
+segfaults would segfault again. :meth:`batch_evaluate` raises a ``RuntimeError`` naming the
+dead worker's pid and exit code; the run can be resumed from its last checkpoint.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+import numpy as np
+
+from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
+from neuro_evolution.evaluation.handlers import worker
+from neuro_evolution.evaluation.handlers.base import EvaluationHandler, split_chunks
+
+START_METHODS = ("fork", "forkserver", "spawn")
+
+
+class MultiprocessingHandler(EvaluationHandler):
+    """Evaluates chunks of genomes in a persistent pool of ``workers`` processes."""
+
+    def __init__(
+        self,
+        workers: int = 2,
+        start_method: str = "forkserver",
+        vectorize: bool = False,
+        chunks_per_worker: int = 4,
+    ) -> None:
+        if not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"evaluation.workers: must be an integer >= 1, got {workers!r}")
+        if start_method not in multiprocessing.get_all_start_methods():
+            available = ", ".join(
+                m for m in START_METHODS if m in multiprocessing.get_all_start_methods()
+            )
+            raise ValueError(
+                f"evaluation.start_method: {start_method!r} is not available here; use one of "
+                f"{available}"
+            )
+        if chunks_per_worker < 1:
+            raise ValueError(f"chunks_per_worker must be >= 1, got {chunks_per_worker!r}")
+        self.workers = workers
+        self.start_method = start_method
+        self.vectorize = vectorize
+        self.chunks_per_worker = chunks_per_worker
+        self._executor: ProcessPoolExecutor | None = None
+        self._processes: dict[int, Any] = {}  # pid -> multiprocessing.Process, ever started
+        self._broken: str | None = None
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
+        """Start the pool; every worker builds its state before this returns (errors surface here).
+
+        Calling ``start`` again (a new template or spec) replaces the pool.
+        """
+        self.close()
+        if self.vectorize:
+            worker.vectorized_state_class()  # fail here, not in every worker
+        self._broken = None
+        self._executor = ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context(self.start_method),
+            initializer=worker.init_process,
+            initargs=(template, spec, self.vectorize),
+        )
+        # One warm-up task per worker starts the processes now and re-raises an initializer error.
+        ready = [self._executor.submit(worker.process_ready) for _ in range(self.workers)]
+        self._collect(ready, "starting up")
+
+    def batch_evaluate(self, genomes: np.ndarray, seeds: np.ndarray) -> list[EvaluationResult]:
+        """Results in submission order; a dead worker raises ``RuntimeError`` (no retry)."""
+        if self._broken is not None:
+            raise RuntimeError(self._broken)
+        if self._executor is None:
+            raise RuntimeError("MultiprocessingHandler.start() was not called")
+        genomes = np.asarray(genomes, dtype=np.float64)
+        seeds = np.asarray(seeds)
+        if len(genomes) != len(seeds):
+            raise ValueError(f"got {len(genomes)} genomes but {len(seeds)} seeds")
+        slices = split_chunks(len(genomes), self.workers * self.chunks_per_worker)
+        futures = [
+            self._executor.submit(worker.evaluate_chunk, genomes[s], seeds[s]) for s in slices
+        ]
+        results: list[EvaluationResult] = []
+        for chunk in self._collect(futures, "evaluating a generation"):
+            results.extend(chunk)
+        return results
+
+    def close(self) -> None:
+        """Shut the pool down and wait for every worker to exit (no zombies left behind)."""
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+        for process in self._processes.values():
+            process.join(timeout=5)
+        self._processes = {}
+
+    def describe(self) -> str:
+        """E.g. ``mp: 2 worker processes (forkserver)``."""
+        mode = ", vectorized" if self.vectorize else ""
+        return f"mp: {self.workers} worker processes ({self.start_method}{mode})"
+
+    @property
+    def worker_pids(self) -> list[int]:
+        """Pids of the pool's live worker processes."""
+        self._remember_processes()
+        return sorted(pid for pid, p in self._processes.items() if p.exitcode is None)
+
+    # --- internals ---------------------------------------------------------------------------
+    def _remember_processes(self) -> None:
+        # The executor's pid -> Process map is the only place that names a dead worker's pid and
+        # exit code (BrokenProcessPool does not); workers start lazily, so refresh it often.
+        if self._executor is not None:
+            self._processes.update(getattr(self._executor, "_processes", None) or {})
+
+    def _collect(self, futures: list[Future], doing: str) -> list[Any]:
+        self._remember_processes()
+        try:
+            return [future.result() for future in futures]
+        except BrokenProcessPool:
+            self._broken = self._describe_death(doing)
+            raise RuntimeError(self._broken) from None
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+
+    def _describe_death(self, doing: str) -> str:
+        """Shut the broken pool down, then name the worker(s) that died."""
+        self._remember_processes()
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+        for process in self._processes.values():
+            process.join(timeout=5)
+        # The executor SIGTERMs the surviving workers after a death: those are not the culprit.
+        codes = {pid: p.exitcode for pid, p in self._processes.items() if p.exitcode}
+        dead = {pid: c for pid, c in codes.items() if c != -signal.SIGTERM} or codes
+        if dead:
+            who = ", ".join(
+                f"pid {pid} (exit code {_exit_text(c)})" for pid, c in sorted(dead.items())
+            )
+        else:
+            who = "a worker (pid unknown)"
+        return (
+            f"mp worker {who} died while {doing}; the process pool is broken and this generation "
+            "failed (not retried). The run can be resumed from its last checkpoint."
+        )
+
+
+def _exit_text(code: int) -> str:
+    if code < 0:
+        try:
+            return f"{code}, killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return str(code)
+    return str(code)
