@@ -24,6 +24,7 @@ from neuro_evolution.configtools import (
 )
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
+from neuro_evolution.novelty import NoveltyConfig
 from neuro_evolution.optimizers.base import OptimizerConfig
 
 
@@ -66,6 +67,9 @@ class ExperimentConfig(ConfigBase):
     episode_runner: EpisodeRunnerConfig = option(EpisodeRunnerConfig(), doc="episode options")
     evaluation: EvaluationConfig = option(EvaluationConfig(), doc="evaluation handler")
     checkpoint: CheckpointConfig = option(CheckpointConfig(), doc="checkpoint options")
+    novelty: NoveltyConfig | None = option(
+        None, doc="novelty search options; null or absent: select on fitness alone"
+    )
     hall_of_fame_size: int = option(10, doc="best genomes kept across generations", ge=1)
     imports: tuple[str, ...] = option(
         (), doc="modules imported before the config is read, e.g. to register a brain type"

@@ -22,6 +22,7 @@ from neuro_evolution.evaluation.handlers import make_handler
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.evaluation.seeds import generation_seeds
 from neuro_evolution.hall_of_fame import HallOfFame
+from neuro_evolution.novelty import NoveltyArchive
 from neuro_evolution.optimizers.base import Optimizer, make_optimizer
 from neuro_evolution.results import RunDirectory
 
@@ -73,7 +74,7 @@ class Experiment:
         self.spec = RunnerSpec(
             environment=config.environment,
             episode_runner=config.episode_runner,
-            novelty=getattr(config, "novelty", None),
+            novelty=config.novelty,
         )
         runner = self.spec.make()
         try:
@@ -86,6 +87,7 @@ class Experiment:
             derived_seed(config.random_seed, OPTIMIZER_STREAM),
         )
         self.hall_of_fame = HallOfFame(config.hall_of_fame_size, self.template.genome_size)
+        self.novelty = NoveltyArchive(config.novelty) if config.novelty is not None else None
         self.generation = 0
         self.log: list[dict[str, Any]] = []
         self.elapsed_before = 0.0  # wall time of earlier sessions of this run (resume)
@@ -136,8 +138,11 @@ class Experiment:
         return results
 
     def selection_fitness(self, fitness: np.ndarray, results: list[EvaluationResult]) -> np.ndarray:
-        """What the optimizer selects on (raw fitness; novelty combines here when configured)."""
-        return fitness
+        """What the optimizer selects on: raw fitness, or its combination with novelty."""
+        if self.novelty is None:
+            return fitness
+        behaviors = np.stack([r.behavior for r in results])
+        return self.novelty.selection_fitness(fitness, behaviors)
 
     def step(self) -> dict[str, Any]:
         """Run one generation and return its log row."""

@@ -19,6 +19,7 @@ from neuro_evolution.configtools import ConfigBase, config_class, option
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.seeds import brain_rng, episode_seed
 from neuro_evolution.frozen import FrozenClassMeta, frozen_dataclass
+from neuro_evolution.novelty import BehaviorRecorder, NoveltyConfig
 
 
 @config_class
@@ -54,7 +55,7 @@ class RunnerSpec(metaclass=FrozenClassMeta):
 
     environment: EnvironmentConfig
     episode_runner: EpisodeRunnerConfig
-    novelty: Any = None  # NoveltyConfig when behaviour is recorded
+    novelty: NoveltyConfig | None = None  # set when behaviour is recorded
 
     def make(self) -> EpisodeRunner:
         """A runner with its own env (made once, reused for every episode)."""
@@ -72,10 +73,15 @@ class EpisodeRunner:
     def run(self, brain: Brain, seed: int) -> EvaluationResult:
         """Evaluate ``brain`` over ``number_fitness_runs`` episodes derived from ``seed``."""
         runs = self.config.number_fitness_runs
+        recorder = None
+        if self.spec.novelty is not None:
+            recorder = BehaviorRecorder(self.spec.novelty, self.env)
         total_return = 0.0
         total_steps = terminated = truncated = 0
         for episode in range(runs):
-            result = self.run_episode(brain, episode_seed(seed, episode), brain_rng(seed, episode))
+            result = self.run_episode(
+                brain, episode_seed(seed, episode), brain_rng(seed, episode), recorder
+            )
             total_return += result.fitness
             total_steps += result.steps
             terminated += result.terminated
@@ -85,21 +91,33 @@ class EpisodeRunner:
             steps=total_steps,
             terminated=terminated,
             truncated=truncated,
+            behavior=None if recorder is None else recorder.behavior(),
         )
 
     def run_episode(
-        self, brain: Brain, env_seed: int, rng: np.random.Generator | None = None
+        self,
+        brain: Brain,
+        env_seed: int,
+        rng: np.random.Generator | None = None,
+        recorder: BehaviorRecorder | None = None,
     ) -> EvaluationResult:
         """One episode from ``env.reset(seed=env_seed)``; fitness is the (penalised) return."""
         env = self.env
         limit = self.config.max_steps_per_run or None
         observation, _ = env.reset(seed=env_seed)
         brain.reset(rng if rng is not None else np.random.default_rng(env_seed))
+        if recorder is not None:
+            recorder.start_episode()
         episode_return = 0.0
         steps = 0
         terminated = truncated = False
         while True:
-            observation, reward, terminated, truncated, _ = env.step(brain.step(observation))
+            action = brain.step(observation)
+            if recorder is not None and recorder.source != "observation":
+                recorder.record(action, None)
+            observation, reward, terminated, truncated, _ = env.step(action)
+            if recorder is not None and recorder.source == "observation":
+                recorder.record(None, observation)
             episode_return += float(reward)
             steps += 1
             if terminated or truncated:

@@ -1,0 +1,179 @@
+"""Novelty search: behaviour records, distances, an archive, and fitness/novelty combination.
+
+- A behaviour is sampled by the episode runner every ``behavioral_interval`` steps from
+  ``behavior_source`` (the action, the observation, or ``env.unwrapped.state``), over the
+  evaluation's episodes in order, and capped at ``behavioral_max_length`` samples. It is stored as
+  a fixed-size float vector: samples are zero-padded to the cap, so an early ending is part of the
+  behaviour.
+- The novelty of an individual is its mean distance to its ``novelty_nearest_k`` nearest
+  neighbours among the archive and the rest of the current population.
+- The archive keeps behaviours (never individuals to re-evaluate): each generation the
+  ``recorded_behaviors_per_generation`` most novel behaviours are added; beyond
+  ``max_recorded_behaviors`` the oldest are dropped.
+- Selection fitness combines ranks: ``(1 - w) * rank(fitness) + w * rank(novelty)``, both ranks
+  scaled to [0, 1] (ties share their mean rank) with ``w = novelty_weight``. The hall of fame and
+  the log keep the raw fitness.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any, Literal
+
+import numpy as np
+
+from neuro_evolution.configtools import ConfigBase, config_class, option
+
+
+@config_class
+class NoveltyConfig(ConfigBase):
+    """Novelty search options (the section is optional; absent: pure fitness)."""
+
+    novelty_weight: float = option(
+        0.5, doc="w in (1-w)*rank(fitness) + w*rank(novelty)", ge=0.0, le=1.0
+    )
+    behavior_source: Literal["action", "observation", "state"] = option(
+        "observation", doc="what is recorded: the action, the observation, or env.unwrapped.state"
+    )
+    behavioral_interval: int = option(1, doc="record every N env steps", ge=1)
+    behavioral_max_length: int = option(100, doc="at most this many samples per behaviour", ge=1)
+    distance: Literal["euclidean", "ncd"] = option(
+        "euclidean", doc="euclidean, or ncd (normalized compression distance, zlib)"
+    )
+    novelty_nearest_k: int = option(10, doc="k nearest neighbours for the novelty score", ge=1)
+    max_recorded_behaviors: int = option(500, doc="archive size limit (oldest dropped)", ge=1)
+    recorded_behaviors_per_generation: int = option(
+        5, doc="most novel behaviours added to the archive each generation", ge=0
+    )
+
+
+class BehaviorRecorder:
+    """Collects behaviour samples during an evaluation (one recorder per evaluation)."""
+
+    __slots__ = ("config", "samples", "countdown", "source", "env")
+
+    def __init__(self, config: NoveltyConfig, env: Any):
+        self.config = config
+        self.samples: list[np.ndarray] = []
+        self.countdown = 0
+        self.source = config.behavior_source
+        self.env = env
+
+    @property
+    def full(self) -> bool:
+        """Whether the length cap is reached."""
+        return len(self.samples) >= self.config.behavioral_max_length
+
+    def start_episode(self) -> None:
+        """The first step of every episode is sampled."""
+        self.countdown = 0
+
+    def record(self, action: Any, observation: Any) -> None:
+        """Offer one step; sampled every ``behavioral_interval`` steps until the cap."""
+        if self.countdown == 0 and not self.full:
+            if self.source == "action":
+                value = action
+            elif self.source == "observation":
+                value = observation
+            else:
+                value = self.env.unwrapped.state
+            self.samples.append(np.array(value, dtype=np.float64).reshape(-1))
+        self.countdown = (self.countdown + 1) % self.config.behavioral_interval
+
+    def behavior(self) -> np.ndarray:
+        """The behaviour as a fixed-size vector (samples zero-padded to the cap)."""
+        if not self.samples:
+            return np.zeros(0)
+        width = self.samples[0].size
+        padded = np.zeros((self.config.behavioral_max_length, width))
+        padded[: len(self.samples)] = np.stack(self.samples)
+        return padded.reshape(-1)
+
+
+def euclidean_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(len(a), len(b)) euclidean distances between rows."""
+    difference = a[:, None, :] - b[None, :, :]
+    return np.sqrt(np.einsum("ijk,ijk->ij", difference, difference))
+
+
+def _compressed_size(data: bytes) -> int:
+    return len(zlib.compress(data, 9))
+
+
+def ncd_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Normalized compression distance between rows (float32 bytes, zlib level 9)."""
+    a_bytes = [row.astype(np.float32).tobytes() for row in a]
+    b_bytes = [row.astype(np.float32).tobytes() for row in b]
+    a_sizes = [_compressed_size(x) for x in a_bytes]
+    b_sizes = [_compressed_size(y) for y in b_bytes]
+    result = np.empty((len(a), len(b)))
+    for i, (x, cx) in enumerate(zip(a_bytes, a_sizes)):
+        for j, (y, cy) in enumerate(zip(b_bytes, b_sizes)):
+            result[i, j] = (_compressed_size(x + y) - min(cx, cy)) / max(cx, cy)
+    return result
+
+
+def centered_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks scaled to [0, 1] (ties share their mean rank); all 0.5 for a single value."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size <= 1:
+        return np.full(values.size, 0.5)
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(values.size)
+    ranks[order] = np.arange(values.size, dtype=np.float64)
+    for value in np.unique(values):
+        tied = values == value
+        ranks[tied] = ranks[tied].mean()
+    return ranks / (values.size - 1)
+
+
+class NoveltyArchive:
+    """The archive of behaviours and the novelty computation of one run."""
+
+    def __init__(self, config: NoveltyConfig):
+        self.config = config
+        self.behaviors = np.zeros((0, 0))
+
+    def distances(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Pairwise distances with the configured metric."""
+        if self.config.distance == "ncd":
+            return ncd_distances(a, b)
+        return euclidean_distances(a, b)
+
+    def novelty(self, population: np.ndarray) -> np.ndarray:
+        """Mean distance of each behaviour to its k nearest among archive + the others."""
+        count = len(population)
+        within = self.distances(population, population)
+        np.fill_diagonal(within, np.inf)  # an individual is not its own neighbour
+        if len(self.behaviors):
+            within = np.concatenate([within, self.distances(population, self.behaviors)], axis=1)
+        neighbours = min(self.config.novelty_nearest_k, within.shape[1] - 1 if count else 0)
+        neighbours = max(neighbours, 1)
+        nearest = np.sort(within, axis=1)[:, :neighbours]
+        nearest = np.where(np.isinf(nearest), 0.0, nearest)
+        return nearest.mean(axis=1)
+
+    def update(self, population: np.ndarray, novelty: np.ndarray) -> None:
+        """Add the generation's most novel behaviours; drop the oldest beyond the limit."""
+        take = min(self.config.recorded_behaviors_per_generation, len(population))
+        if take == 0:
+            return
+        chosen = population[np.argsort(-novelty, kind="stable")[:take]]
+        stacked = chosen if not len(self.behaviors) else np.concatenate([self.behaviors, chosen])
+        self.behaviors = stacked[-self.config.max_recorded_behaviors :]
+
+    def selection_fitness(self, fitness: np.ndarray, behaviors: np.ndarray) -> np.ndarray:
+        """Combine ranks of fitness and novelty, then update the archive."""
+        novelty = self.novelty(behaviors)
+        weight = self.config.novelty_weight
+        combined = (1.0 - weight) * centered_ranks(fitness) + weight * centered_ranks(novelty)
+        self.update(behaviors, novelty)
+        return combined
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The archive, for checkpoints."""
+        return {"behaviors": self.behaviors}
+
+    def load_state(self, state: dict[str, np.ndarray]) -> None:
+        """Restore what :meth:`state` returned."""
+        self.behaviors = np.array(state["behaviors"], dtype=np.float64)
