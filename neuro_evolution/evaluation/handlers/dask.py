@@ -29,7 +29,6 @@ from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers import worker as worker_side
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler, split_chunks
 
-CONNECT_TIMEOUT = "30s"  # to reach an existing scheduler
 WORKER_WAIT_SECONDS = 120  # for the first worker of an existing cluster to be there
 
 
@@ -94,6 +93,7 @@ class DaskHandler(EvaluationHandler):
         scheduler: str | None = None,
         vectorize: bool = False,
         chunks_per_worker: int = 4,
+        connect_timeout: float = 30.0,
     ) -> None:
         if not isinstance(workers, int) or workers < 1:
             raise ValueError(f"evaluation.workers: must be an integer >= 1, got {workers!r}")
@@ -108,6 +108,7 @@ class DaskHandler(EvaluationHandler):
         self.scheduler = scheduler
         self.vectorize = vectorize
         self.chunks_per_worker = chunks_per_worker
+        self.connect_timeout = connect_timeout  # seconds to reach an existing scheduler
         self._cluster: LocalCluster | None = None
         self._client: Client | None = None
         self._plugin_name: str | None = None
@@ -142,7 +143,7 @@ class DaskHandler(EvaluationHandler):
             client = Client(
                 None if is_file else self.scheduler,
                 scheduler_file=self.scheduler if is_file else None,
-                timeout=CONNECT_TIMEOUT,
+                timeout=self.connect_timeout,
                 set_as_default=False,
             )
         except OSError as error:

@@ -1,0 +1,246 @@
+"""The Dask handler on a real LocalCluster and on a real `dask scheduler` + `dask worker` cluster.
+
+The helpers here (``make_setup``, ``external_dask_cluster``) are also used by
+``test_handlers_identical.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+from distributed import Client
+
+from neuro_evolution.brains.base import BrainTemplate, make_template, parse_brain_config
+from neuro_evolution.configtools import parse
+from neuro_evolution.evaluation.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
+from neuro_evolution.evaluation.handlers.base import WorkerState
+from neuro_evolution.evaluation.handlers.dask import DaskHandler
+from neuro_evolution.evaluation.seeds import generation_seeds
+
+DASK = [sys.executable, "-m", "dask"]  # the `dask` command of this interpreter
+
+
+class Setup(NamedTuple):
+    """A template, a RunnerSpec and one generation of random genomes with their seeds."""
+
+    template: BrainTemplate
+    spec: RunnerSpec
+    genomes: np.ndarray
+    seeds: np.ndarray
+
+
+def make_setup(env_id: str = "CartPole-v1", count: int = 36, max_steps: int = 200) -> Setup:
+    """A small FFNN on ``env_id`` with ``count`` random genomes and per-individual seeds."""
+    environment = parse(EnvironmentConfig, {"id": env_id}, "environment")
+    runner = EpisodeRunnerConfig(number_fitness_runs=2, max_steps_per_run=max_steps)
+    spec = RunnerSpec(environment=environment, episode_runner=runner)
+    env = environment.make()
+    brain = parse_brain_config({"type": "FFNN", "hidden_layers": [6]}, "brain")
+    template = make_template(
+        brain, env.observation_space, env.action_space, np.random.default_rng(3)
+    )
+    env.close()
+    genomes = np.random.default_rng(11).normal(size=(count, template.genome_size))
+    return Setup(template, spec, genomes, generation_seeds(5, 2, count, shared=False))
+
+
+class ExternalCluster(NamedTuple):
+    """A running `dask scheduler` and its `dask worker` processes (each with a nanny)."""
+
+    address: str
+    scheduler_file: Path
+    processes: list[subprocess.Popen]
+
+
+@contextlib.contextmanager
+def external_dask_cluster(tmp_path: Path, workers: int = 2) -> Iterator[ExternalCluster]:
+    """Start `dask scheduler` and ``workers`` `dask worker`s on 127.0.0.1; kill them afterwards."""
+    scheduler_file = tmp_path / "scheduler.json"
+    logs = (tmp_path / "dask.log").open("w")
+    common = {"stdout": logs, "stderr": subprocess.STDOUT, "cwd": tmp_path}
+    processes = [
+        subprocess.Popen(
+            [*DASK, "scheduler", "--host", "127.0.0.1", "--port", "0"]
+            + ["--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(scheduler_file)],
+            **common,
+        )
+    ]
+    try:
+        deadline = time.monotonic() + 60
+        while not scheduler_file.exists() or not scheduler_file.read_text().strip():
+            if time.monotonic() > deadline or processes[0].poll() is not None:
+                raise RuntimeError(f"dask scheduler did not start; see {tmp_path / 'dask.log'}")
+            time.sleep(0.1)
+        address = json.loads(scheduler_file.read_text())["address"]
+        for index in range(workers):
+            processes.append(
+                subprocess.Popen(
+                    [*DASK, "worker", address, "--nthreads", "1", "--nworkers", "1"]
+                    + ["--host", "127.0.0.1", "--no-dashboard", "--name", f"ext-{index}"]
+                    + ["--local-directory", str(tmp_path)],
+                    **common,
+                )
+            )
+        with Client(address, set_as_default=False, timeout="30s") as client:
+            client.wait_for_workers(workers, timeout=90)
+        yield ExternalCluster(address, scheduler_file, processes)
+    finally:
+        for process in reversed(processes):
+            process.kill()
+        for process in processes:
+            process.wait(timeout=30)
+        logs.close()
+
+
+def worker_pids(client: Client) -> dict[str, int]:
+    """Worker address -> pid of the worker process (the nanny's child)."""
+    return client.run(os.getpid)
+
+
+# --- fixtures ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def external(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExternalCluster]:
+    """One real external cluster for this module."""
+    with external_dask_cluster(tmp_path_factory.mktemp("dask")) as cluster:
+        yield cluster
+
+
+# --- tests ------------------------------------------------------------------------------------
+def test_local_cluster_describes_its_dashboard_and_closes_its_workers() -> None:
+    """Without a scheduler the handler starts a LocalCluster, names its dashboard, closes it."""
+    setup = make_setup(count=8)
+    handler = DaskHandler(workers=2)
+    handler.start(setup.template, setup.spec)
+    try:
+        text = handler.describe()
+        assert "LocalCluster, 2 workers" in text
+        assert "dashboard http://127.0.0.1:" in text
+        pids = list(worker_pids(handler.client).values())
+        assert len(pids) == 2
+        handler.batch_evaluate(setup.genomes, setup.seeds)
+    finally:
+        handler.close()
+    deadline = time.monotonic() + 30
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in pids)
+
+
+def test_plugin_is_set_up_on_every_worker_and_removed_on_close(external: ExternalCluster) -> None:
+    """The template travels once, in a plugin every worker sets up; close() removes it."""
+    setup = make_setup(count=8)
+    handler = DaskHandler(scheduler=external.address)
+    handler.start(setup.template, setup.spec)
+    name = handler._plugin_name
+    with Client(external.address, set_as_default=False) as observer:
+        try:
+            has = observer.run(lambda dask_worker: name in dask_worker.plugins)
+            assert list(has.values()) == [True, True]
+        finally:
+            handler.close()
+        has = observer.run(lambda dask_worker: name in dask_worker.plugins)
+        assert list(has.values()) == [False, False]
+
+
+def test_scheduler_file_is_accepted_like_an_address(external: ExternalCluster) -> None:
+    """``scheduler`` may be the path of a scheduler file written by `dask scheduler`."""
+    setup = make_setup(count=6)
+    reference = WorkerState(setup.template, setup.spec).evaluate(setup.genomes, setup.seeds)
+    with DaskHandler(scheduler=str(external.scheduler_file)) as handler:
+        handler.start(setup.template, setup.spec)
+        assert handler.batch_evaluate(setup.genomes, setup.seeds) == reference
+
+
+def test_bad_scheduler_value_is_a_one_line_error_naming_the_field() -> None:
+    """A scheduler that is neither an address nor a file is refused, naming the field."""
+    with pytest.raises(ValueError, match=r"^evaluation\.scheduler: 'localhost' is neither"):
+        DaskHandler(scheduler="localhost")
+
+
+@pytest.mark.timeout(120)
+def test_unreachable_scheduler_fails_with_a_clear_error() -> None:
+    """Connecting to an address where no scheduler listens fails with the address and a fix."""
+    setup = make_setup(count=2)
+    handler = DaskHandler(scheduler=f"tcp://127.0.0.1:{_free_port()}", connect_timeout=2)
+    with pytest.raises(RuntimeError, match=r"cannot reach the Dask scheduler.*dask scheduler"):
+        handler.start(setup.template, setup.spec)
+    handler.close()
+
+
+@pytest.mark.timeout(240)
+def test_killed_worker_mid_generation_still_gives_identical_results(
+    external: ExternalCluster,
+) -> None:
+    """SIGKILL of a worker while its tasks run: Dask reruns them, results are unchanged.
+
+    The nanny restarts the worker, and the plugin sets up the new worker too.
+    """
+    setup = make_setup("Pendulum-v1", count=240)  # 2 x 200 steps per genome: ~10 ms each
+    reference = WorkerState(setup.template, setup.spec).evaluate(setup.genomes, setup.seeds)
+    handler = DaskHandler(scheduler=external.address, chunks_per_worker=8)
+    handler.start(setup.template, setup.spec)
+    observer = Client(external.address, set_as_default=False)
+    try:
+        before = worker_pids(observer)
+        victim_address, victim_pid = sorted(before.items())[0]
+        done = threading.Event()
+        kill: dict[str, object] = {}
+
+        def killer() -> None:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not done.is_set():
+                busy = observer.processing(workers=[victim_address]).get(victim_address, ())
+                if busy:
+                    kill["in_flight"] = not done.is_set()
+                    os.kill(victim_pid, signal.SIGKILL)
+                    return
+                time.sleep(0.005)
+
+        thread = threading.Thread(target=killer)
+        thread.start()
+        try:
+            results = handler.batch_evaluate(setup.genomes, setup.seeds)
+        finally:
+            done.set()
+            thread.join()
+        assert kill.get("in_flight") is True, "the worker was not killed during the generation"
+        assert results == reference
+        observer.wait_for_workers(2, timeout=90)
+        after = worker_pids(observer)
+        assert victim_pid not in after.values()
+        name = handler._plugin_name
+        assert all(observer.run(lambda dask_worker: name in dask_worker.plugins).values())
+        assert handler.batch_evaluate(setup.genomes[:20], setup.seeds[:20]) == reference[:20]
+    finally:
+        observer.close()
+        handler.close()
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
