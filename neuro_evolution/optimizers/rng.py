@@ -1,0 +1,148 @@
+"""Generator state owned by one optimizer, swapped into Python's / numpy's global generators.
+
+DEAP's operators draw from the global ``random`` module and ``deap.cma.Strategy`` from numpy's
+global legacy generator (``np.random``). An optimizer keeps its own saved state and swaps it in
+only around the calls that draw (``with owned.active(): ...``); the previous global state is put
+back afterwards, so code outside the optimizer sees the global generators untouched and the
+optimizer's sequence does not depend on what anyone else drew.
+
+The state round-trips through plain arrays and scalars (:meth:`to_state` / :meth:`load_state`),
+so a checkpoint needs no pickle.
+
+Caveat: the swap is global to the process. A module lock serialises swaps made through this
+module, but another thread drawing from the global ``random``/``np.random`` *during* a swap
+(e.g. a Dask scheduler thread) would perturb both sequences; keep ask/tell on one thread while
+nothing else draws.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+_SWAP_LOCK = threading.RLock()
+
+# Distinguishes the optimizer's generator stream from other streams derived from the run seed
+# (episode seeds use SeedSequence([run_seed, generation, ...])).
+_OPTIMIZER_STREAM = int.from_bytes(b"optimizr", "little")
+
+
+def derived_seed(seed: int, purpose: int) -> int:
+    """A 128-bit seed derived from the run seed, independent of other streams of the run."""
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed: must be a non-negative integer, got {seed!r}")
+    words = np.random.SeedSequence(int(seed), spawn_key=(_OPTIMIZER_STREAM, purpose))
+    state = words.generate_state(4, dtype=np.uint32)
+    return sum(int(w) << (32 * i) for i, w in enumerate(state))
+
+
+def state_scalar(state: Mapping[str, Any], key: str) -> Any:
+    """The Python scalar stored under ``key`` (a 0-d array after ``np.load`` is fine)."""
+    if key not in state:
+        raise KeyError(f"optimizer state is missing {key!r}")
+    return np.asarray(state[key]).item()
+
+
+def state_array(
+    state: Mapping[str, Any], key: str, dtype: Any, shape: tuple[int | None, ...]
+) -> np.ndarray:
+    """An owned copy of the array under ``key``; a clear error when missing or mis-shaped.
+
+    ``None`` in ``shape`` accepts any length along that axis.
+    """
+    if key not in state:
+        raise KeyError(f"optimizer state is missing {key!r}")
+    value = np.asarray(state[key])
+    if value.ndim != len(shape) or any(
+        want is not None and got != want for got, want in zip(value.shape, shape)
+    ):
+        raise ValueError(f"optimizer state {key!r}: expected shape {shape}, got {value.shape}")
+    return np.array(value, dtype=dtype)
+
+
+class PythonRandomState:
+    """A state of Python's Mersenne Twister (``random``) that belongs to one optimizer."""
+
+    def __init__(self, seed: int):
+        self._state = random.Random(derived_seed(seed, 0)).getstate()
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        """Make this state the global ``random`` state for the duration of the block."""
+        with _SWAP_LOCK:
+            saved = random.getstate()
+            random.setstate(self._state)
+            try:
+                yield
+            finally:
+                self._state = random.getstate()
+                random.setstate(saved)
+
+    def to_state(self, prefix: str) -> dict[str, Any]:
+        """``{prefix}_words`` (625 uint32: key and position), ``{prefix}_gauss_next`` (+ flag)."""
+        version, words, gauss_next = self._state
+        return {
+            f"{prefix}_version": int(version),
+            f"{prefix}_words": np.array(words, dtype=np.uint32),
+            f"{prefix}_has_gauss_next": gauss_next is not None,
+            f"{prefix}_gauss_next": float(gauss_next) if gauss_next is not None else 0.0,
+        }
+
+    def load_state(self, state: Mapping[str, Any], prefix: str) -> None:
+        """Restore what :meth:`to_state` returned (also after ``np.savez``/``np.load``)."""
+        words = state_array(state, f"{prefix}_words", np.uint32, (625,))
+        has_gauss = bool(state_scalar(state, f"{prefix}_has_gauss_next"))
+        gauss_next = float(state_scalar(state, f"{prefix}_gauss_next")) if has_gauss else None
+        restored = (
+            int(state_scalar(state, f"{prefix}_version")),
+            tuple(int(w) for w in words),
+            gauss_next,
+        )
+        random.Random().setstate(restored)  # validates before we adopt it
+        self._state = restored
+
+
+class NumpyLegacyRandomState:
+    """A state of numpy's global legacy generator (``np.random``) that belongs to one optimizer."""
+
+    def __init__(self, seed: int):
+        self._state = np.random.RandomState(derived_seed(seed, 1) % 2**32).get_state(legacy=True)
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        """Make this state the global ``np.random`` state for the duration of the block."""
+        with _SWAP_LOCK:
+            saved = np.random.get_state(legacy=True)
+            np.random.set_state(self._state)
+            try:
+                yield
+            finally:
+                self._state = np.random.get_state(legacy=True)
+                np.random.set_state(saved)
+
+    def to_state(self, prefix: str) -> dict[str, Any]:
+        """``{prefix}_keys`` (624 uint32), position and the cached Gaussian of the legacy state."""
+        _, keys, position, has_gauss, cached_gaussian = self._state
+        return {
+            f"{prefix}_keys": np.array(keys, dtype=np.uint32),
+            f"{prefix}_position": int(position),
+            f"{prefix}_has_gauss": int(has_gauss),
+            f"{prefix}_cached_gaussian": float(cached_gaussian),
+        }
+
+    def load_state(self, state: Mapping[str, Any], prefix: str) -> None:
+        """Restore what :meth:`to_state` returned (also after ``np.savez``/``np.load``)."""
+        restored = (
+            "MT19937",
+            state_array(state, f"{prefix}_keys", np.uint32, (624,)),
+            int(state_scalar(state, f"{prefix}_position")),
+            int(state_scalar(state, f"{prefix}_has_gauss")),
+            float(state_scalar(state, f"{prefix}_cached_gaussian")),
+        )
+        np.random.RandomState().set_state(restored)  # validates before we adopt it
+        self._state = restored

@@ -1,0 +1,62 @@
+"""Fitness shaping: replace raw fitness values by a function of their ranks.
+
+Centered ranks (as in OpenAI-ES / evosax) map a batch of fitness values to [-0.5, 0.5] by rank,
+so one outlier episode cannot dominate and the scale of the reward does not matter. Equal
+fitness values get equal shaped values (their average rank), so shaping never orders a tie.
+
+Shaping is relative to the batch it is computed over: comparing values shaped over different
+batches is meaningless, so an optimizer must shape every set of candidates it compares at once.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+FitnessShaping = Literal["none", "centered_ranks"]
+
+
+def centered_ranks(fitness: np.ndarray) -> np.ndarray:
+    """Ranks of ``fitness`` scaled to [-0.5, 0.5] (lowest -0.5); ties share their mean rank."""
+    values = np.asarray(fitness, dtype=np.float64)
+    if values.ndim != 1:
+        raise ValueError(f"fitness must be one-dimensional, got shape {values.shape}")
+    count = len(values)
+    if count <= 1:
+        return np.zeros(count)
+    order = np.argsort(values, kind="stable")
+    sorted_values = values[order]
+    # Start index of each run of equal values, and the run each sorted position belongs to.
+    starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
+    ends = np.r_[starts[1:], count]
+    mean_rank_of_run = (starts + ends - 1) / 2.0
+    run_of_position = np.repeat(np.arange(len(starts)), ends - starts)
+    ranks = np.empty(count)
+    ranks[order] = mean_rank_of_run[run_of_position]
+    return ranks / (count - 1) - 0.5
+
+
+def shape_fitness(kind: FitnessShaping, fitness: np.ndarray) -> np.ndarray:
+    """``fitness`` shaped by ``kind`` (``none`` returns a float64 copy)."""
+    if kind == "none":
+        return np.array(fitness, dtype=np.float64)
+    if kind == "centered_ranks":
+        return centered_ranks(fitness)
+    raise ValueError(f"fitness_shaping: unknown kind {kind!r}, use 'none' or 'centered_ranks'")
+
+
+def checked_fitness(fitness: np.ndarray, count: int) -> np.ndarray:
+    """Fitness told to an optimizer as float64 of shape (count,); NaN is refused (unrankable)."""
+    values = np.array(fitness, dtype=np.float64)
+    if values.shape != (count,):
+        raise ValueError(
+            f"fitness: expected {count} values (one per genome of the last ask), got shape "
+            f"{values.shape}"
+        )
+    if np.isnan(values).any():
+        raise ValueError(
+            f"fitness: NaN at index {int(np.flatnonzero(np.isnan(values))[0])}; NaN cannot be "
+            "ranked, make the fitness function return a number"
+        )
+    return values
