@@ -146,6 +146,7 @@ class RunDirectory:
 
     def __init__(self, path: Path, title: str, plot_every: float = 5.0):
         self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
         self.title = title
         self.plot_every = plot_every
         self._last_plot = float("-inf")

@@ -1,0 +1,135 @@
+"""Novelty search: distances, archive, sampling caps, combination with fitness."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import small_config
+
+from neuro_evolution.config import parse_config
+from neuro_evolution.configtools import ConfigError
+from neuro_evolution.evaluation.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
+from neuro_evolution.experiment import Experiment, build_template
+from neuro_evolution.novelty import (
+    BehaviorRecorder,
+    NoveltyArchive,
+    NoveltyConfig,
+    centered_ranks,
+    euclidean_distances,
+    ncd_distances,
+)
+
+
+def test_euclidean_distances_match_a_plain_loop():
+    """Pairwise distances equal the textbook formula."""
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(4, 6)), rng.normal(size=(3, 6))
+    expected = [[np.sqrt(sum((x - y) ** 2)) for y in b] for x in a]
+    assert np.allclose(euclidean_distances(a, b), expected, rtol=0, atol=1e-12)
+
+
+def test_ncd_is_small_for_identical_and_larger_for_different_behaviours():
+    """NCD(x, x) is near 0, NCD of unrelated noise is near 1, and it is symmetric-ish."""
+    rng = np.random.default_rng(1)
+    x = np.repeat(rng.normal(size=20), 10)
+    y = rng.normal(size=200)
+    distances = ncd_distances(np.stack([x, y]), np.stack([x, y]))
+    assert distances[0, 0] < 0.2
+    assert distances[0, 1] > 0.5
+    assert abs(distances[0, 1] - distances[1, 0]) < 0.1
+
+
+def test_recorder_samples_every_interval_and_caps_the_length():
+    """Every N-th step is sampled from each episode's start, at most max_length samples."""
+    config = NoveltyConfig(behavior_source="action", behavioral_interval=3, behavioral_max_length=5)
+    recorder = BehaviorRecorder(config, env=None)
+    recorder.start_episode()
+    for step in range(7):  # samples steps 0, 3, 6
+        recorder.record(step, None)
+    recorder.start_episode()
+    for step in range(100, 110):  # samples 100, 103 then the cap is reached
+        recorder.record(step, None)
+    assert recorder.behavior().tolist() == [0, 3, 6, 100, 103]
+    short = BehaviorRecorder(config, env=None)
+    short.start_episode()
+    short.record(7.0, None)
+    assert short.behavior().tolist() == [7.0, 0, 0, 0, 0]  # zero-padded to the cap
+
+
+def test_novelty_is_mean_distance_to_k_nearest_in_archive_and_population():
+    """Novelty uses k nearest among the others and the archive, never the individual itself."""
+    archive = NoveltyArchive(NoveltyConfig(novelty_nearest_k=2))
+    population = np.array([[0.0], [1.0], [10.0]])
+    assert archive.novelty(population).tolist() == [5.5, 5.0, 9.5]
+    archive.load_state({"behaviors": np.array([[10.5]])})
+    assert archive.novelty(population).tolist() == [5.5, 5.0, 4.75]  # (0.5 + 9) / 2
+
+
+def test_archive_adds_the_most_novel_and_drops_the_oldest():
+    """recorded_behaviors_per_generation most novel are kept, up to max_recorded_behaviors."""
+    config = NoveltyConfig(recorded_behaviors_per_generation=2, max_recorded_behaviors=3)
+    archive = NoveltyArchive(config)
+    archive.update(np.array([[1.0], [2.0], [3.0]]), np.array([0.1, 0.9, 0.5]))
+    assert archive.behaviors.ravel().tolist() == [2.0, 3.0]
+    archive.update(np.array([[4.0], [5.0]]), np.array([0.3, 0.7]))
+    assert archive.behaviors.ravel().tolist() == [3.0, 5.0, 4.0]
+
+
+def test_combination_of_ranks():
+    """weight 0: fitness ranks only; weight 1: novelty ranks only; ties share ranks."""
+    assert centered_ranks(np.array([3.0, 1.0, 2.0])).tolist() == [1.0, 0.0, 0.5]
+    assert centered_ranks(np.array([1.0, 1.0, 2.0])).tolist() == [0.25, 0.25, 1.0]
+    behaviours = np.array([[0.0], [0.1], [5.0]])
+    fitness = np.array([3.0, 2.0, 1.0])
+    pure_fitness = NoveltyArchive(NoveltyConfig(novelty_weight=0.0, novelty_nearest_k=1))
+    assert pure_fitness.selection_fitness(fitness, behaviours).tolist() == [1.0, 0.5, 0.0]
+    pure_novelty = NoveltyArchive(NoveltyConfig(novelty_weight=1.0, novelty_nearest_k=1))
+    assert pure_novelty.selection_fitness(fitness, behaviours).argmax() == 2
+
+
+def test_runner_records_state_behaviour_of_mountain_car():
+    """behavior_source=state samples env.unwrapped.state, a fixed-size vector per evaluation."""
+    novelty = NoveltyConfig(
+        behavior_source="state", behavioral_interval=10, behavioral_max_length=8
+    )
+    spec = RunnerSpec(
+        environment=EnvironmentConfig(id="MountainCar-v0"),
+        episode_runner=EpisodeRunnerConfig(max_steps_per_run=50, number_fitness_runs=2),
+        novelty=novelty,
+    )
+    config = parse_config(small_config(environment={"id": "MountainCar-v0"}))
+    template = build_template(config)
+    result = spec.make().run(template.build(np.zeros(template.genome_size)), 5)
+    assert result.behavior.shape == (8 * 2,)
+    positions = result.behavior.reshape(8, 2)[:, 0]
+    assert np.all((positions > -1.3) & (positions < 0.7))  # MountainCar positions
+
+
+def test_novelty_changes_selection_but_not_the_logged_raw_fitness():
+    """With novelty the hall of fame and log hold raw fitness; the archive grows."""
+    novelty = {"novelty_weight": 1.0, "behavioral_max_length": 20, "novelty_nearest_k": 3}
+    plain = Experiment(parse_config(small_config(number_generations=2)))
+    with_novelty = Experiment(parse_config(small_config(number_generations=2, novelty=novelty)))
+    plain.run()
+    with_novelty.run()
+    assert plain.log[0]["fitness_mean"] == with_novelty.log[0]["fitness_mean"]  # same first gen
+    assert with_novelty.novelty is not None and len(with_novelty.novelty.behaviors) == 10
+    best = with_novelty.hall_of_fame.fitness[0]
+    assert best == max(row["fitness_max"] for row in with_novelty.log)
+
+
+@pytest.mark.parametrize(
+    ("novelty", "field"),
+    [
+        ({"novelty_weight": 1.5}, "novelty.novelty_weight"),
+        ({"distance": "manhattan"}, "novelty.distance"),
+        ({"behavioral_interval": 0}, "novelty.behavioral_interval"),
+        ({"novelty_nearest_k": 0}, "novelty.novelty_nearest_k"),
+        ({"behavior_source": "reward"}, "novelty.behavior_source"),
+    ],
+)
+def test_bad_novelty_values_are_refused_at_start_up(novelty, field):
+    """Each bad novelty value is a ConfigError naming the field."""
+    with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
+        parse_config(small_config(novelty=novelty))
