@@ -1,0 +1,287 @@
+"""Checkpoints: everything the next generation depends on, one ``.npz`` file each (no pickle).
+
+Layout inside a run directory::
+
+    training_status.json         the index, written last (see :mod:`training_status`)
+    checkpoints/gen-000010.npz   the state after 10 generations (generation 10 runs next)
+
+A checkpoint holds, as arrays under a ``<part>/`` prefix, the state of each part:
+``optimizer/`` (``optimizer.state()``: population, strategy, its RNG states), ``hall_of_fame/``,
+``template/`` (``template.to_state()``: masks are restored, never regenerated) and
+``novelty/`` when the experiment has a ``novelty`` object (any attribute named in
+:data:`STATE_PARTS` with ``state()``/``load_state()`` is saved and restored). Scalars of those
+states and the rest go as JSON in the 0-d string array ``meta``: format version, generation,
+wall time so far, the log so far, the resolved config. Episode seeds derive from (run seed,
+generation, index), so no other random state exists. Files are written atomically and the
+newest ``checkpoint.keep`` are kept.
+
+Testing aids (environment variables, read when checkpointing is installed):
+
+- ``NEURO_EVOLUTION_CRASH_IN_CHECKPOINT=G`` makes the process ``os._exit(CRASH_EXIT_CODE)``
+  while writing the checkpoint of generation G, after half of its temporary file is written
+  and before it replaces anything; ``G:status`` does the same while writing the status file
+  that follows (the new checkpoint is then complete but not yet listed).
+- ``NEURO_EVOLUTION_PAUSE_AFTER_GENERATION=G`` makes the process stop itself (SIGSTOP) once
+  generation G's bookkeeping is done, so a test can SIGKILL it at a known point.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import signal
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from neuro_evolution.atomic import atomic_write_bytes, atomic_write_json, load_npz
+from neuro_evolution.config import config_to_dict
+from neuro_evolution.training_status import (
+    STATUS_FILE,
+    run_config_hash,
+    status_data,
+)
+
+if TYPE_CHECKING:
+    from neuro_evolution.experiment import Experiment
+
+CHECKPOINT_DIR = "checkpoints"
+CHECKPOINT_FORMAT_VERSION = 1
+STATE_PARTS = ("optimizer", "hall_of_fame", "novelty")  # experiment attributes with state()
+REQUIRED_PARTS = ("optimizer", "hall_of_fame", "template")
+META_KEY = "meta"
+CRASH_VARIABLE = "NEURO_EVOLUTION_CRASH_IN_CHECKPOINT"
+PAUSE_VARIABLE = "NEURO_EVOLUTION_PAUSE_AFTER_GENERATION"
+CRASH_EXIT_CODE = 86
+
+
+class CorruptCheckpoint(Exception):
+    """A checkpoint file cannot be used (unreadable, wrong keys, hash mismatch)."""
+
+
+class TrainingStopped(Exception):
+    """Raised after a generation when a stop was requested; the checkpoint is already written."""
+
+    def __init__(self, generation: int, checkpoint: Path):
+        super().__init__(f"stopped after generation {generation}; checkpoint {checkpoint}")
+        self.generation = generation
+        self.checkpoint = checkpoint
+
+
+@dataclasses.dataclass
+class Checkpoint:
+    """What a checkpoint file holds, read back."""
+
+    path: Path
+    generation: int
+    wall_time: float
+    log: list[dict[str, Any]]
+    config: dict[str, Any]
+    config_hash: str
+    parts: dict[str, dict[str, Any]]  # part name -> state (arrays and scalars)
+
+
+def checkpoint_name(generation: int) -> str:
+    """File name of the checkpoint after ``generation`` generations."""
+    return f"gen-{generation:06d}.npz"
+
+
+# --- encoding --------------------------------------------------------------------------------
+def _split_state(part: str, state: dict[str, Any]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Arrays go to the npz under ``part/``; scalars go to JSON (exact for any int size)."""
+    arrays: dict[str, np.ndarray] = {}
+    scalars: dict[str, Any] = {}
+    for key, value in state.items():
+        if isinstance(value, np.ndarray):
+            if value.dtype.hasobject:
+                raise TypeError(
+                    f"{part} state {key!r}: object arrays cannot be saved without pickle"
+                )
+            arrays[f"{part}/{key}"] = value
+        elif isinstance(value, np.generic):
+            scalars[key] = value.item()
+        elif value is None or isinstance(value, bool | int | float | str):
+            scalars[key] = value
+        else:
+            raise TypeError(
+                f"{part} state {key!r}: {type(value).__name__} is neither an array nor a scalar"
+            )
+    return arrays, scalars
+
+
+def experiment_parts(experiment: Experiment) -> dict[str, dict[str, Any]]:
+    """The state of every part of ``experiment`` that a checkpoint saves."""
+    parts = {"template": dict(experiment.template.to_state())}
+    for name in STATE_PARTS:
+        owner = getattr(experiment, name, None)
+        if owner is not None:
+            parts[name] = dict(owner.state())
+    return parts
+
+
+def encode_checkpoint(experiment: Experiment, wall_time: float) -> bytes:
+    """The bytes of a checkpoint of ``experiment`` as it is now (between generations)."""
+    arrays: dict[str, np.ndarray] = {}
+    scalars: dict[str, dict[str, Any]] = {}
+    for part, state in experiment_parts(experiment).items():
+        part_arrays, scalars[part] = _split_state(part, state)
+        arrays.update(part_arrays)
+    meta = {
+        "format_version": CHECKPOINT_FORMAT_VERSION,
+        "generation": experiment.generation,
+        "wall_time": wall_time,
+        "config_hash": run_config_hash(experiment.config),
+        "config": config_to_dict(experiment.config),
+        "scalars": scalars,
+        "log": experiment.log,
+    }
+    arrays[META_KEY] = np.array(json.dumps(meta))
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def read_checkpoint(path: Path, sha256: str | None = None) -> Checkpoint:
+    """Read a checkpoint; any problem is a :class:`CorruptCheckpoint` saying what is wrong."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise CorruptCheckpoint(f"cannot read it ({error.strerror})") from None
+    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+        raise CorruptCheckpoint("its SHA-256 does not match training_status.json")
+    try:
+        arrays = load_npz(io.BytesIO(data))
+        meta = json.loads(str(arrays.pop(META_KEY)))
+        if meta["format_version"] != CHECKPOINT_FORMAT_VERSION:
+            raise CorruptCheckpoint(f"unknown checkpoint format_version {meta['format_version']}")
+        parts: dict[str, dict[str, Any]] = {
+            part: dict(values) for part, values in meta["scalars"].items()
+        }
+        for key, value in arrays.items():
+            part, _, name = key.partition("/")
+            parts.setdefault(part, {})[name] = value
+        missing = [part for part in REQUIRED_PARTS if part not in parts]
+        if missing:
+            raise CorruptCheckpoint(f"lacks the {', '.join(missing)} state")
+        return Checkpoint(
+            path=path,
+            generation=int(meta["generation"]),
+            wall_time=float(meta["wall_time"]),
+            log=list(meta["log"]),
+            config=dict(meta["config"]),
+            config_hash=str(meta["config_hash"]),
+            parts=parts,
+        )
+    except CorruptCheckpoint:
+        raise
+    except Exception as error:  # zip, npy, JSON and key errors all mean "unusable"
+        raise CorruptCheckpoint(f"unreadable ({type(error).__name__}: {error})") from None
+
+
+# --- writing ---------------------------------------------------------------------------------
+def _crash_mid_write(path: Path, data: bytes) -> None:
+    """Testing aid: leave a half-written temporary file next to ``path`` and die at once."""
+    handle, _ = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(handle, "wb") as file:
+        file.write(data[: len(data) // 2])
+        file.flush()
+        os.fsync(file.fileno())
+    os._exit(CRASH_EXIT_CODE)
+
+
+def _env_int(name: str, value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"{name}: must be a generation number, got {value!r}") from None
+
+
+class Checkpointer:
+    """The after-generation hook that writes checkpoints and the status file, and stops on request.
+
+    ``checkpoints`` are the entries already listed in the status file (when resuming).
+    ``should_stop`` is polled after every generation; when true a checkpoint is written and
+    :class:`TrainingStopped` raised, which ends ``Experiment.run`` at a generation boundary.
+    """
+
+    def __init__(
+        self,
+        experiment: Experiment,
+        checkpoints: list[dict[str, Any]] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ):
+        if experiment.run_directory is None:
+            raise ValueError("checkpoints need a run directory: attach one first")
+        self.run_dir = experiment.run_directory.path
+        self.directory = self.run_dir / CHECKPOINT_DIR
+        self.every = experiment.config.checkpoint.every_generations
+        self.keep = experiment.config.checkpoint.keep
+        self.entries: list[dict[str, Any]] = list(checkpoints or [])
+        self.should_stop = should_stop or (lambda: False)
+        crash = os.environ.get(CRASH_VARIABLE, "")
+        generation, _, where = crash.partition(":")
+        self.crash_generation = _env_int(CRASH_VARIABLE, generation) if generation else None
+        self.crash_in_status = where == "status"
+        pause = os.environ.get(PAUSE_VARIABLE, "")
+        self.pause_generation = _env_int(PAUSE_VARIABLE, pause) if pause else None
+
+    def __call__(self, experiment: Experiment) -> None:
+        stop = self.should_stop()
+        if stop or experiment.done or experiment.generation % self.every == 0:
+            self.write(experiment)
+        if self.pause_generation == experiment.generation:
+            os.kill(os.getpid(), signal.SIGSTOP)
+        if stop:
+            raise TrainingStopped(experiment.generation, self.directory / self.entries[-1]["file"])
+
+    def write(self, experiment: Experiment) -> Path:
+        """Write the checkpoint of the current generation, then the status, then prune."""
+        self.directory.mkdir(exist_ok=True)
+        generation = experiment.generation
+        wall_time = experiment.wall_time
+        data = encode_checkpoint(experiment, wall_time)
+        path = self.directory / checkpoint_name(generation)
+        crash_here = self.crash_generation == generation
+        if crash_here and not self.crash_in_status:
+            _crash_mid_write(path, data)
+        atomic_write_bytes(path, data)
+        entry = {
+            "file": f"{CHECKPOINT_DIR}/{path.name}",
+            "generation": generation,
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "bytes": len(data),
+            "wall_time": wall_time,
+        }
+        kept = [e for e in self.entries if e.get("generation") != generation] + [entry]
+        kept.sort(key=lambda e: e["generation"])
+        self.entries = kept[-self.keep :]
+        status = status_data(experiment.config, generation, wall_time, self.entries)
+        if crash_here and self.crash_in_status:
+            _crash_mid_write(self.run_dir / STATUS_FILE, json.dumps(status).encode())
+        atomic_write_json(self.run_dir / STATUS_FILE, status)
+        self.prune()
+        return path
+
+    def prune(self) -> None:
+        """Delete checkpoint files that the status file no longer lists."""
+        listed = {Path(e["file"]).name for e in self.entries}
+        for path in self.directory.glob("gen-*.npz"):
+            if path.name not in listed:
+                path.unlink(missing_ok=True)
+
+
+def install_checkpoints(
+    experiment: Experiment,
+    checkpoints: list[dict[str, Any]] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Checkpointer:
+    """Make ``experiment`` checkpoint into its run directory after its generations."""
+    checkpointer = Checkpointer(experiment, checkpoints, should_stop)
+    experiment.after_generation.append(checkpointer)
+    return checkpointer
