@@ -3,6 +3,14 @@
 A thin shell over :class:`neuro_evolution.experiment.Experiment`. Everything that can be checked
 at start-up is checked before a run directory is created: the config, the env id, the brain for
 the env's spaces, and a dry run of one env step.
+
+``python -m neuro_evolution.train --resume RUN_DIR [--generations N] [--handler ...]`` continues
+a run exactly from its latest checkpoint (see :mod:`neuro_evolution.resume`). Resuming a run
+that already reached its ``number_generations`` prints so and exits 0 without training.
+
+Stopping: the first SIGINT (Ctrl-C) or SIGTERM lets the current generation finish, writes a
+checkpoint and exits with 128 + the signal number (130 for SIGINT, 143 for SIGTERM); a second
+one stops at once (exit 130), leaving the previous checkpoint.
 """
 
 from __future__ import annotations
@@ -10,13 +18,21 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import shutil
+import signal
 import sys
+import threading
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+from neuro_evolution.checkpoint import TrainingStopped, install_checkpoints
 from neuro_evolution.cli import UserError, run_cli
 from neuro_evolution.config import ExperimentConfig, load_config
 from neuro_evolution.experiment import Experiment
 from neuro_evolution.results import new_run_directory
+from neuro_evolution.resume import resume_experiment
 
 PROGRAM = "neuro_evolution.train"
 
@@ -28,7 +44,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="Evolve brains on a Gymnasium environment from a JSON config.",
     )
     parser.add_argument(
-        "config", type=Path, help="experiment config (JSON), e.g. configs/cartpole.json"
+        "config",
+        type=Path,
+        nargs="?",
+        help="experiment config (JSON), e.g. configs/cartpole.json (not with --resume)",
+    )
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        metavar="RUN_DIR",
+        help="continue the run in RUN_DIR from its latest checkpoint",
     )
     parser.add_argument(
         "--out", type=Path, help="run directory (default: runs/<config>-<timestamp>)"
@@ -50,13 +75,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--vectorize", action="store_true", default=None, help="mp/dask workers evaluate vectorized"
     )
-    parser.add_argument("--generations", type=int, help="override number_generations")
+    parser.add_argument(
+        "--generations",
+        type=int,
+        help="override number_generations (with --resume: extend the run to N generations)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
 
-def apply_overrides(config: ExperimentConfig, args: argparse.Namespace) -> ExperimentConfig:
-    """The config with command-line overrides applied (validated like the file)."""
+def evaluation_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The evaluation fields given on the command line (checked)."""
     changes = {
         "handler": args.handler,
         "workers": args.workers,
@@ -64,11 +93,16 @@ def apply_overrides(config: ExperimentConfig, args: argparse.Namespace) -> Exper
         "scheduler": args.scheduler,
         "vectorize": args.vectorize,
     }
-    changes = {key: value for key, value in changes.items() if value is not None}
     if args.workers is not None and args.workers < 0:
         raise UserError(f"--workers must be >= 0, got {args.workers}")
     if args.generations is not None and args.generations < 1:
         raise UserError(f"--generations must be >= 1, got {args.generations}")
+    return {key: value for key, value in changes.items() if value is not None}
+
+
+def apply_overrides(config: ExperimentConfig, args: argparse.Namespace) -> ExperimentConfig:
+    """The config with command-line overrides applied (validated like the file)."""
+    changes = evaluation_overrides(args)
     evaluation = dataclasses.replace(config.evaluation, **changes)
     config = dataclasses.replace(config, evaluation=evaluation)
     if args.generations is not None:
@@ -76,9 +110,92 @@ def apply_overrides(config: ExperimentConfig, args: argparse.Namespace) -> Exper
     return config
 
 
+class StopRequest:
+    """Signal handler: the first SIGINT/SIGTERM asks for a stop at the next generation boundary,
+    the second stops at once (KeyboardInterrupt)."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.signal is not None:
+            raise KeyboardInterrupt
+        self.signal = signum
+        print(
+            f"{PROGRAM}: {signal.Signals(signum).name}: finishing this generation and writing a "
+            "checkpoint (send it again to stop at once)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def requested(self) -> bool:
+        """Whether a stop was asked for."""
+        return self.signal is not None
+
+
+@contextmanager
+def stop_signals(request: StopRequest) -> Iterator[None]:
+    """Route SIGINT and SIGTERM to ``request`` inside the block (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {
+        signum: signal.signal(signum, request) for signum in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+@contextmanager
+def one_line_warnings() -> Iterator[None]:
+    """Print every warning raised inside the block as one ``PROGRAM: warning: ...`` line."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        try:
+            yield
+        finally:
+            for warning in caught:
+                message = str(warning.message).splitlines()[0]
+                print(f"{PROGRAM}: warning: {message}", file=sys.stderr, flush=True)
+
+
+def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exactly one of CONFIG / --resume; --out only for a new run."""
+    if (args.config is None) == (args.resume is None):
+        parser.error("give exactly one of CONFIG (a new run) or --resume RUN_DIR (continue a run)")
+    if args.resume is not None and args.out is not None:
+        parser.error("--out cannot be used with --resume: a run continues in its own directory")
+
+
+def run_to_end(experiment: Experiment, request: StopRequest, run_dir: Path) -> int:
+    """Train until done or stopped by a signal; print the outcome; return the exit code."""
+    try:
+        with stop_signals(request):
+            summary = experiment.run()
+    except TrainingStopped as stopped:
+        assert request.signal is not None
+        print(f"stopped: {stopped.generation} generations done; checkpoint: {stopped.checkpoint}")
+        print(f"resume:  python -m {PROGRAM} --resume {run_dir}")
+        return 128 + request.signal
+    print(
+        f"done: {summary['generations']} generations, best fitness "
+        f"{summary['best_fitness']:.6g}, {summary['env_steps']} env steps in "
+        f"{summary['wall_time']:.1f} s"
+    )
+    print(f"results: {run_dir}")
+    print(f"replay:  python -m neuro_evolution.replay {run_dir}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_arguments(parser, args)
+    request = StopRequest()
 
     def train() -> int:
         config = apply_overrides(load_config(args.config), args)
@@ -86,23 +203,39 @@ def main(argv: list[str] | None = None) -> int:
         run_dir = new_run_directory(args.config, args.out)
         try:
             experiment.attach_run_directory(run_dir)
+            install_checkpoints(experiment, should_stop=request.requested)
         except BaseException:
             shutil.rmtree(run_dir, ignore_errors=True)
             raise
         if not args.quiet:
             print(f"run directory: {run_dir}")
             print(f"evaluation: {experiment.handler.describe()}", flush=True)
-        summary = experiment.run()
-        print(
-            f"done: {summary['generations']} generations, best fitness "
-            f"{summary['best_fitness']:.6g}, {summary['env_steps']} env steps in "
-            f"{summary['wall_time']:.1f} s"
-        )
-        print(f"results: {run_dir}")
-        print(f"replay:  python -m neuro_evolution.replay {run_dir}")
-        return 0
+        return run_to_end(experiment, request, run_dir)
 
-    return run_cli(train, PROGRAM)
+    def resume() -> int:
+        run_dir: Path = args.resume
+        with one_line_warnings():
+            experiment = resume_experiment(
+                run_dir,
+                number_generations=args.generations,
+                evaluation=evaluation_overrides(args),
+                quiet=args.quiet,
+                should_stop=request.requested,
+            )
+        total = experiment.config.number_generations
+        if experiment.done:
+            experiment.close()
+            print(
+                f"{run_dir}: the run already finished its {total} generations; pass "
+                f"--generations N (N > {total}) to extend it"
+            )
+            return 0
+        if not args.quiet:
+            print(f"resuming {run_dir} at generation {experiment.generation} of {total}")
+            print(f"evaluation: {experiment.handler.describe()}", flush=True)
+        return run_to_end(experiment, request, run_dir)
+
+    return run_cli(resume if args.resume is not None else train, PROGRAM)
 
 
 if __name__ == "__main__":
