@@ -1,6 +1,6 @@
 """Brain types. Importing this package registers the built-in ones (CTRNN, FFNN, LSTM)."""
 
-from neuro_evolution.brains import ffnn  # noqa: F401
+from neuro_evolution.brains import ctrnn, ffnn, lstm  # noqa: F401
 from neuro_evolution.brains.base import (
     BatchBrain,
     Brain,

@@ -1,0 +1,237 @@
+"""LSTM: ``number_layers`` stacked LSTM layers of ``hidden_size`` cells and a tanh output layer.
+
+Like the CTRNN, weights are (source × target) and the network works on row vectors. Layer l
+(input x_l: the encoded observation for l = 0, the new h of layer l-1 after that) computes
+
+    [i | f | o | g] = [x_l | h_l]·M_l + b_l        (M_l = [U_l; R_l], four gates of H columns)
+    i, f, o = sigmoid(...), g = tanh(...)
+    c_l ← f * c_l + i * g,   h_l ← o * tanh(c_l)
+
+and the output is tanh(h_{L-1}·O + b_out), mapped to the env's action space. The state (h, c)
+starts at zero on every reset, so the same genome and seed always behave the same.
+
+Genome layout, in this order: for every layer l, U_l (n_l × 4H, n_0 = inputs, n_l = H after),
+R_l (H × 4H), then b_l (4H) with ``use_bias``; then O (H × outputs), then b_out (outputs) with
+``use_bias``. All matrices row-major, gate columns in the order i, f, o, g.
+
+Fast path: a brain keeps its parameters in one array in genome order (``fill`` is one copy) and
+its h vectors in one buffer [x | h_0 | h_1 | ...], so [x_l | h_l] is a view and never copied.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from neuro_evolution.brains.activations import RowSelection, as_is, sigmoid_
+from neuro_evolution.brains.base import (
+    BatchBrain,
+    Brain,
+    BrainConfig,
+    BrainTemplate,
+    register_brain,
+)
+from neuro_evolution.configtools import config_class, option
+from neuro_evolution.evaluation.spaces import SpaceAdapter
+from neuro_evolution.frozen import frozen_dataclass, readonly
+
+
+@config_class
+class LSTMConfig(BrainConfig):
+    """Options of the ``LSTM`` brain."""
+
+    number_layers: int = option(1, doc="stacked LSTM layers", ge=1)
+    hidden_size: int = option(8, doc="cells H of every LSTM layer", ge=1)
+    use_bias: bool = option(True, doc="a bias vector for every layer's gates and the output")
+
+
+Part = tuple[slice, tuple[int, int], slice]  # weights, their shape, biases
+
+
+def _layout(template: LSTMTemplate) -> tuple[list[Part], Part]:
+    """Genome slices: per layer (M_l, its shape, b_l), then (O, its shape, b_out)."""
+    H = template.config.hidden_size
+    bias = template.config.use_bias
+    layers = []
+    offset = 0
+    for layer in range(template.config.number_layers):
+        rows = (template.io.input_size if layer == 0 else H) + H
+        weights = slice(offset, offset + rows * 4 * H)
+        offset = weights.stop
+        biases = slice(offset, offset + (4 * H if bias else 0))
+        offset = biases.stop
+        layers.append((weights, (rows, 4 * H), biases))
+    n_out = template.io.output_size
+    weights = slice(offset, offset + H * n_out)
+    output = (weights, (H, n_out), slice(weights.stop, weights.stop + (n_out if bias else 0)))
+    return layers, output
+
+
+def _bias(genome: np.ndarray, part: slice, size: int) -> np.ndarray:
+    """A bias view of ``genome`` (leading axes kept), or read-only zeros when biases are off."""
+    if part.stop > part.start:
+        return genome[..., part]
+    return readonly(np.zeros(genome.shape[:-1] + (size,)))
+
+
+def _views(template: LSTMTemplate, params: np.ndarray) -> tuple[list[tuple], tuple]:
+    """(M_l, b_l) per layer and (O, b_out) as views of a (G,) or (P, G) parameter array."""
+    lead = params.shape[:-1]
+    layers, (weights, shape, biases) = _layout(template)
+    views = [(params[..., w].reshape(lead + s), _bias(params, b, s[1])) for w, s, b in layers]
+    return views, (params[..., weights].reshape(lead + shape), _bias(params, biases, shape[1]))
+
+
+class LSTMBrain(Brain):
+    """One LSTM; ``params`` is an owned copy of the genome, the matrices are views of it."""
+
+    __slots__ = ("io", "encode", "params", "layers", "out_weights", "out_bias", "h", "c", "u", "o")
+
+    def __init__(self, template: LSTMTemplate):
+        config, io = template.config, template.io
+        H, n_in, n_layers = config.hidden_size, io.input_size, config.number_layers
+        self.io = io
+        self.encode = io.encode if io.observation_kind == "discrete" else as_is
+        self.params = np.zeros(template.genome_size)
+        weights, (self.out_weights, self.out_bias) = _views(template, self.params)
+        self.h = np.zeros(n_in + n_layers * H)  # [x | h_0 | h_1 | ...]
+        self.c = np.zeros((n_layers, H))
+        shape = (n_in,) if io.observation_kind == "discrete" else template.observation_shape
+        self.u = self.h[:n_in].reshape(shape)
+        self.layers = []
+        for layer, (M, b) in enumerate(weights):
+            start = 0 if layer == 0 else n_in + (layer - 1) * H
+            h = self.h[n_in + layer * H : n_in + (layer + 1) * H]
+            gates = np.empty(4 * H)
+            z = self.h[start : n_in + (layer + 1) * H]
+            i, f, o, g = gates[:H], gates[H : 2 * H], gates[2 * H : 3 * H], gates[3 * H :]
+            self.layers.append((z, M, b, gates, gates[: 3 * H], i, f, o, g, self.c[layer], h))
+        self.o = np.empty(io.output_size)
+
+    def reset(self, rng: np.random.Generator) -> None:
+        """h = c = 0 (the LSTM draws no noise, so ``rng`` is unused)."""
+        self.h[...] = 0.0
+        self.c[...] = 0.0
+
+    def step(self, observation: Any) -> Any:
+        self.u[...] = self.encode(observation)
+        for z, M, b, gates, sigmoid_gates, i, f, o, g, c, h in self.layers:
+            np.dot(z, M, out=gates)
+            np.add(gates, b, out=gates)
+            sigmoid_(sigmoid_gates)
+            np.tanh(g, out=g)
+            np.multiply(c, f, out=c)
+            np.multiply(i, g, out=g)
+            np.add(c, g, out=c)
+            np.tanh(c, out=h)
+            np.multiply(h, o, out=h)
+        np.dot(h, self.out_weights, out=self.o)
+        np.add(self.o, self.out_bias, out=self.o)
+        np.tanh(self.o, out=self.o)
+        return self.io.decode(self.o)
+
+
+class LSTMBatchBrain(BatchBrain):
+    """P LSTMs of one template stepped together; brain i computes exactly what a single does."""
+
+    __slots__ = ("template", "h", "c", "o", "selection")
+
+    def __init__(self, template: LSTMTemplate, genomes: np.ndarray):
+        count = genomes.shape[0]
+        config, io = template.config, template.io
+        self.template = template
+        self.selection = RowSelection({"params": genomes.copy()}, count)
+        self.h = np.zeros((count, io.input_size + config.number_layers * config.hidden_size))
+        self.c = np.zeros((count, config.number_layers, config.hidden_size))
+        self.o = np.zeros((count, io.output_size))
+
+    def reset(self, rngs: list[np.random.Generator]) -> None:
+        if len(rngs) != self.h.shape[0]:
+            raise ValueError(f"reset got {len(rngs)} generators for {self.h.shape[0]} brains")
+        self.h[...] = 0.0
+        self.c[...] = 0.0
+        self.selection.reset()
+
+    def step(self, observations: np.ndarray, active: np.ndarray | None = None) -> np.ndarray:
+        template = self.template
+        H, n_in = template.config.hidden_size, template.io.input_size
+        rows = self.selection.select(active)
+        weights, (out_weights, out_bias) = _views(template, rows.params["params"])
+        h_all = rows.gather(self.h).copy()
+        c_all = rows.gather(self.c).copy()
+        h_all[:, :n_in] = rows.gather(template.io.encode_batch(observations))
+        for layer, (M, b) in enumerate(weights):
+            start = 0 if layer == 0 else n_in + (layer - 1) * H
+            z = h_all[:, start : n_in + (layer + 1) * H]
+            gates = np.matmul(z[:, None, :], M)[:, 0, :]
+            np.add(gates, b, out=gates)
+            sigmoid_(gates[:, : 3 * H])
+            i, f, o, g = (
+                gates[:, :H],
+                gates[:, H : 2 * H],
+                gates[:, 2 * H : 3 * H],
+                gates[:, 3 * H :],
+            )
+            np.tanh(g, out=g)
+            c = c_all[:, layer]
+            np.multiply(c, f, out=c)
+            np.multiply(i, g, out=g)
+            np.add(c, g, out=c)
+            h = h_all[:, n_in + layer * H : n_in + (layer + 1) * H]
+            np.tanh(c, out=h)
+            np.multiply(h, o, out=h)
+        out = np.matmul(h[:, None, :], out_weights)[:, 0, :]
+        np.add(out, out_bias, out=out)
+        np.tanh(out, out=out)
+        rows.store(self.h, h_all)
+        rows.store(self.c, c_all)
+        rows.store(self.o, out)
+        return template.io.decode_batch(self.o)
+
+
+@register_brain("LSTM", config=LSTMConfig)
+@frozen_dataclass(eq=False)
+class LSTMTemplate(BrainTemplate):
+    """Layer sizes follow from the config and the spaces; the genome layout is in ``_layout``."""
+
+    config: LSTMConfig
+    io: SpaceAdapter
+    genome_size: int
+    observation_shape: tuple[int, ...]
+
+    @classmethod
+    def from_config(
+        cls,
+        config: LSTMConfig,
+        observation_space: gym.Space,
+        action_space: gym.Space,
+        rng: np.random.Generator,
+    ) -> LSTMTemplate:
+        io = SpaceAdapter.from_spaces(observation_space, action_space)
+        H, bias = config.hidden_size, int(config.use_bias)
+        size = 0
+        for layer in range(config.number_layers):
+            rows = (io.input_size if layer == 0 else H) + H
+            size += rows * 4 * H + bias * 4 * H
+        size += H * io.output_size + bias * io.output_size
+        shape = tuple(observation_space.shape) if io.observation_kind == "box" else ()
+        return cls(config=config, io=io, genome_size=size, observation_shape=shape)
+
+    def new_brain(self) -> LSTMBrain:
+        return LSTMBrain(self)
+
+    def fill(self, brain: LSTMBrain, genome: np.ndarray) -> None:
+        brain.params[...] = genome
+        brain.h[...] = 0.0
+        brain.c[...] = 0.0
+
+    def build_batch(self, genomes: np.ndarray) -> LSTMBatchBrain:
+        genomes = np.asarray(genomes, dtype=np.float64)
+        if genomes.ndim != 2 or genomes.shape[1] != self.genome_size:
+            raise ValueError(
+                f"genomes have shape {genomes.shape}, but the LSTM template needs "
+                f"(P, {self.genome_size})"
+            )
+        return LSTMBatchBrain(self, genomes)

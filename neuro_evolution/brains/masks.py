@@ -1,0 +1,135 @@
+"""Connection masks (which weights exist) and the plan that pours a genome into weight matrices.
+
+A mask is a read-only bool matrix drawn once per experiment by a template's ``from_config``;
+the genome holds one value per True entry, in row-major mask order. Mask types (the CTRNN's
+``v_mask``/``w_mask``/``t_mask`` with their ``*_param``):
+
+- ``dense``: every entry (the param is ignored);
+- ``random``: each entry independently with probability ``param`` (a density in [0, 1]);
+- ``logarithmic``: every row connects to the columns at offsets ±1, ±base, ±base², ... (floored)
+  from its (pseudo-)diagonal, wrapping around; ``param`` is the base (>= 1.05);
+- ``learned``: dense in the genome, but after filling only the weights whose magnitude reaches
+  the ``param``-th percentile (numpy's "higher" method) of the matrix's magnitudes are kept.
+
+A :class:`Section` says where one stretch of the genome goes: ``target[index] = genome[part]``,
+written with ``...`` in front of the index so one plan fills a single brain's arrays and a batch
+brain's stacked arrays alike. Dense blocks use slices (a strided copy); masked blocks use
+precomputed row/column index arrays (one fancy assignment).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Literal
+
+import numpy as np
+
+from neuro_evolution.configtools import ConfigError
+from neuro_evolution.frozen import FrozenClassMeta, frozen_dataclass, readonly
+
+MaskType = Literal["dense", "random", "logarithmic", "learned"]
+MASK_TYPES: tuple[str, ...] = ("dense", "random", "logarithmic", "learned")
+MIN_LOG_BASE = 1.05
+
+
+def check_mask_param(kind: str, param: float, path: str) -> None:
+    """ConfigError (at ``path``, the ``*_param`` field) when ``param`` does not suit ``kind``."""
+    if kind == "random" and not 0.0 <= param <= 1.0:
+        raise ConfigError(path, f"a random mask's param is a density in [0, 1], got {param!r}")
+    if kind == "logarithmic" and param < MIN_LOG_BASE:
+        raise ConfigError(
+            path, f"a logarithmic mask's param is a base >= {MIN_LOG_BASE} (e.g. 2), got {param!r}"
+        )
+    if kind == "learned" and not 0.0 <= param <= 100.0:
+        raise ConfigError(
+            path, f"a learned mask's param is a percentile in [0, 100], got {param!r}"
+        )
+
+
+def make_mask(
+    kind: str, rows: int, cols: int, param: float, rng: np.random.Generator
+) -> np.ndarray:
+    """A read-only (rows, cols) bool mask of type ``kind``; only ``random`` draws from ``rng``."""
+    if kind in ("dense", "learned"):
+        mask = np.ones((rows, cols), dtype=bool)
+    elif kind == "random":
+        mask = rng.random((rows, cols)) < param
+    elif kind == "logarithmic":
+        mask = logarithmic_mask(rows, cols, param)
+    else:
+        raise ValueError(f"unknown mask type {kind!r}: use one of {', '.join(MASK_TYPES)}")
+    mask.flags.writeable = False
+    return mask
+
+
+def logarithmic_mask(rows: int, cols: int, base: float) -> np.ndarray:
+    """Entries at offsets ±floor(base**k) from a (pseudo-)diagonal: every row and column gets some.
+
+    For a non-square matrix the diagonal is stretched over the longer side, as the predecessor
+    project did.
+    """
+    top = math.floor(math.log(max(rows, cols), base))
+    offsets = sorted({math.floor(base**k) for k in range(top + 1)})
+    if cols > rows:
+        stretch = np.rint(np.arange(cols) * ((rows - 1) / cols)).astype(int)
+        diagonal = zip(stretch.tolist(), range(cols))
+    else:
+        stretch = np.rint(np.arange(rows) * ((cols - 1) / rows)).astype(int)
+        diagonal = zip(range(rows), stretch.tolist())
+    mask = np.zeros((rows, cols), dtype=bool)
+    for row, col in diagonal:
+        for offset in offsets:
+            mask[row, (col + offset) % cols] = True
+            mask[row, (col - offset) % cols] = True
+    return mask
+
+
+def keep_largest(block: np.ndarray, percentile: float) -> None:
+    """Zero, in place, the entries of the last two axes below the ``percentile`` of magnitudes.
+
+    This is the ``learned`` mask: leading axes (a batch of brains) are handled independently.
+    """
+    magnitude = np.abs(block)
+    threshold = np.percentile(magnitude, percentile, axis=(-2, -1), method="higher", keepdims=True)
+    np.copyto(block, 0.0, where=magnitude < threshold)
+
+
+@frozen_dataclass
+class Section(metaclass=FrozenClassMeta):
+    """``getattr(brain, target)[..., *index] = genome[..., part]`` reshaped to ``shape``."""
+
+    target: str
+    index: tuple[Any, ...]
+    part: slice
+    shape: tuple[int, ...]
+    key: tuple[Any, ...] = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", (Ellipsis, *self.index))
+
+    def pour(self, brain: Any, genome: np.ndarray) -> None:
+        """Copy this section of ``genome`` (shape (G,) or (P, G)) into ``brain``'s array."""
+        values = genome[..., self.part].reshape(genome.shape[:-1] + self.shape)
+        getattr(brain, self.target)[self.key] = values
+
+
+def block_sections(
+    target: str, mask: np.ndarray, row0: int, col0: int, start: int
+) -> tuple[list[Section], int]:
+    """Sections pouring a masked block whose genome values start at ``start``.
+
+    The block's entry (r, c) lands at ``target[row0 + r, col0 + c]``. Returns the sections and
+    the genome offset after the block.
+    """
+    rows, cols = mask.shape
+    size = int(np.count_nonzero(mask))
+    part = slice(start, start + size)
+    if size == 0:
+        return [], start
+    if mask.all():
+        index = (slice(row0, row0 + rows), slice(col0, col0 + cols))
+        return [Section(target=target, index=index, part=part, shape=(rows, cols))], start + size
+    r, c = np.nonzero(mask)  # row-major order, the genome's order
+    index = (readonly(r + row0), readonly(c + col0))
+    return [Section(target=target, index=index, part=part, shape=(size,))], start + size
