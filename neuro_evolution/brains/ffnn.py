@@ -82,7 +82,9 @@ class FFNNBatchBrain(BatchBrain):
         x = self.io.encode_batch(observations)
         last = len(self.weights) - 1
         for i, (w, b) in enumerate(zip(self.weights, self.biases)):
-            x = np.einsum("poi,pi->po", w, x) + b
+            # matmul (not einsum) sums in the order the single brain's ``w @ x`` does, so brain i
+            # of a batch gives bit-identical actions (the vectorized handler relies on it)
+            x = np.matmul(w, x[:, :, None])[:, :, 0] + b
             x = np.tanh(x) if i == last else _activate(self.activation, x)
         return self.io.decode_batch(x)
 
