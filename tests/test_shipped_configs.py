@@ -1,0 +1,39 @@
+"""Every shipped config loads and runs one tiny generation (Box2D and MuJoCo extras included)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from neuro_evolution.config import load_config
+from neuro_evolution.experiment import Experiment
+
+CONFIGS = sorted((Path(__file__).resolve().parent.parent / "configs").glob("*.json"))
+
+
+def test_the_shipped_configs_cover_the_promised_environments():
+    """CartPole, LunarLander, BipedalWalker and HalfCheetah ship, with FFNN and CMA-ES among them."""
+    configs = [load_config(path) for path in CONFIGS]
+    env_ids = {config.environment.id for config in configs}
+    assert {"CartPole-v1", "LunarLander-v3", "BipedalWalker-v3", "HalfCheetah-v5"} <= env_ids
+    assert "FFNN" in {config.brain.type_name() for config in configs}
+    assert "CMA_ES" in {config.optimizer.type_name() for config in configs}
+    assert "CTRNN" in {config.brain.type_name() for config in configs}
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[path.stem for path in CONFIGS])
+def test_shipped_config_runs_one_tiny_generation(path, tmp_path):
+    """The config as shipped, cut to one generation of short episodes, trains and writes results."""
+    config = load_config(path)
+    runner = dataclasses.replace(config.episode_runner, number_fitness_runs=1, max_steps_per_run=20)
+    evaluation = dataclasses.replace(config.evaluation, handler="sequential")
+    config = dataclasses.replace(
+        config, number_generations=1, episode_runner=runner, evaluation=evaluation
+    )
+    experiment = Experiment(config, run_dir=tmp_path)
+    summary = experiment.run()
+    assert summary["generations"] == 1
+    assert experiment.log[0]["env_steps"] > 0
+    assert (tmp_path / "hall_of_fame.npz").is_file()
