@@ -229,6 +229,25 @@ def test_killed_worker_mid_generation_still_gives_identical_results(
         handler.close()
 
 
+@pytest.mark.timeout(120)
+def test_lost_scheduler_fails_the_generation_with_a_resume_hint(tmp_path: Path) -> None:
+    """When the scheduler dies mid-generation, batch_evaluate raises at once and close() works."""
+    setup = make_setup("Pendulum-v1", count=400)
+    with external_dask_cluster(tmp_path) as cluster:
+        handler = DaskHandler(scheduler=cluster.address)
+        handler.start(setup.template, setup.spec)
+        scheduler = cluster.processes[0]
+        timer = threading.Timer(0.3, scheduler.kill)
+        timer.start()
+        try:
+            with pytest.raises(RuntimeError, match="lost the connection to the Dask scheduler"):
+                handler.batch_evaluate(setup.genomes, setup.seeds)
+            assert scheduler.poll() is not None  # the scheduler really was gone
+        finally:
+            timer.cancel()
+            handler.close()
+
+
 def _alive(pid: int) -> bool:
     """Whether ``pid`` exists and is not a zombie."""
     try:

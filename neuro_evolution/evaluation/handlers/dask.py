@@ -181,7 +181,13 @@ class DaskHandler(EvaluationHandler):
         )
         try:
             chunks = client.gather(futures)
-        except BaseException:
+        except BaseException as error:
+            if client.status != "running":
+                raise RuntimeError(
+                    f"lost the connection to the Dask scheduler ({client.status}) during a "
+                    "generation; this generation failed. Restart the cluster and resume the run "
+                    "from its last checkpoint."
+                ) from error
             client.cancel(futures)
             raise
         return [result for chunk in chunks for result in chunk]
@@ -207,8 +213,8 @@ class DaskHandler(EvaluationHandler):
     def _unregister_plugin(self, client: Client | None = None) -> None:
         client = client or self._client
         name, self._plugin_name = self._plugin_name, None
-        if client is None or name is None:
-            return
+        if client is None or name is None or client.status != "running":
+            return  # waiting for a lost scheduler would only delay the shutdown
         # The scheduler may be gone already, or the plugin may never have reached it.
         with contextlib.suppress(OSError, ValueError, TimeoutError):
             client.unregister_worker_plugin(name)
@@ -217,7 +223,8 @@ class DaskHandler(EvaluationHandler):
         """Where the cluster is, how many workers it has and the dashboard link."""
         where = "LocalCluster" if self._cluster is not None else f"cluster at {self.scheduler}"
         if self._client is None:
-            return f"dask: {where} (not started)"
+            size = f" of {self.workers} workers" if self.scheduler is None else ""
+            return f"dask: {where}{size} (starts with the first generation)"
         workers = self._client.scheduler_info(n_workers=0).get("n_workers", "?")
         return f"dask: {where}, {workers} workers, dashboard {self._client.dashboard_link}"
 

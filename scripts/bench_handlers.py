@@ -1,0 +1,135 @@
+"""Benchmark of the evaluation handlers: per-generation overhead and 2-worker speed-up.
+
+Two measurements, all handlers side by side in one run, generations interleaved across handlers
+(so background load on a shared machine hits them alike), medians printed:
+
+1. Overhead: population 200 on CartPole-v1 with ``max_steps_per_run=1`` (one env step per
+   genome, so env work is negligible). Printed: the wall time of one ``batch_evaluate`` per
+   handler, and overhead = handler time - sequential time of the same batch.
+2. Speed-up: population 100 on an env-heavy task (LunarLander-v3 by default), a few
+   generations; speed-up = sequential median / handler median.
+
+Targets on a 2-core machine: speed-up mp >= 1.8x, dask >= 1.6x; overhead mp <= 20 ms,
+dask <= 150 ms. Usage: ``python scripts/bench_handlers.py [--env HalfCheetah-v5] [--gens 4]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import numpy as np
+
+from neuro_evolution.brains.base import make_template, parse_brain_config
+from neuro_evolution.configtools import parse
+from neuro_evolution.evaluation.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
+from neuro_evolution.evaluation.handlers.base import EvaluationHandler
+from neuro_evolution.evaluation.handlers.dask import DaskHandler
+from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
+from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+from neuro_evolution.evaluation.seeds import generation_seeds
+
+
+def make_handlers(workers: int) -> dict[str, EvaluationHandler]:
+    """The handlers compared: sequential, mp and Dask LocalCluster with ``workers`` workers."""
+    return {
+        "sequential": SequentialHandler(),
+        f"mp ({workers} workers, forkserver)": MultiprocessingHandler(
+            workers=workers, start_method="forkserver"
+        ),
+        f"dask LocalCluster ({workers} workers)": DaskHandler(workers=workers),
+    }
+
+
+def measure(
+    handlers: dict[str, EvaluationHandler],
+    env_id: str,
+    runner: EpisodeRunnerConfig,
+    population: int,
+    generations: int,
+) -> dict[str, list[float]]:
+    """Seconds per generation for each handler (first, warm-up generation not counted)."""
+    environment = parse(EnvironmentConfig, {"id": env_id}, "environment")
+    spec = RunnerSpec(environment=environment, episode_runner=runner)
+    env = environment.make()
+    brain = parse_brain_config({"type": "FFNN", "hidden_layers": [16]}, "brain")
+    template = make_template(
+        brain, env.observation_space, env.action_space, np.random.default_rng(0)
+    )
+    env.close()
+    for handler in handlers.values():
+        handler.start(template, spec)
+    rng = np.random.default_rng(1)
+    times: dict[str, list[float]] = {name: [] for name in handlers}
+    for generation in range(generations + 1):
+        genomes = rng.normal(scale=0.5, size=(population, template.genome_size))
+        seeds = generation_seeds(0, generation, population, shared=False)
+        reference = None
+        for name, handler in handlers.items():
+            began = time.perf_counter()
+            results = handler.batch_evaluate(genomes, seeds)
+            elapsed = time.perf_counter() - began
+            if generation > 0:
+                times[name].append(elapsed)
+            fitness = [r.fitness for r in results]
+            if reference is None:
+                reference = fitness
+            elif fitness != reference:
+                raise AssertionError(f"{name} gave different results from sequential")
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--env", default="LunarLander-v3", help="env-heavy task for the speed-up")
+    parser.add_argument("--gens", type=int, default=4, help="timed generations of the heavy task")
+    parser.add_argument("--overhead-gens", type=int, default=15, help="timed cheap generations")
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+
+    print(f"cores: {os.cpu_count()}, load average before: {os.getloadavg()[0]:.2f}")
+    handlers = make_handlers(args.workers)
+    try:
+        cheap = measure(
+            handlers,
+            "CartPole-v1",
+            EpisodeRunnerConfig(max_steps_per_run=1),
+            population=200,
+            generations=args.overhead_gens,
+        )
+        heavy = measure(
+            handlers,
+            args.env,
+            EpisodeRunnerConfig(max_steps_per_run=400),
+            population=100,
+            generations=args.gens,
+        )
+    finally:
+        for handler in handlers.values():
+            handler.close()
+
+    sequential_name = next(iter(handlers))
+    cheap_seq = statistics.median(cheap[sequential_name])
+    heavy_seq = statistics.median(heavy[sequential_name])
+    print(
+        f"\n1) overhead: CartPole-v1, population 200, max_steps_per_run=1, "
+        f"median of {args.overhead_gens} generations"
+    )
+    print(f"   {'handler':34s} {'batch time':>11s} {'overhead vs sequential':>24s}")
+    for name, values in cheap.items():
+        median = statistics.median(values)
+        print(f"   {name:34s} {median * 1e3:8.1f} ms {(median - cheap_seq) * 1e3:21.1f} ms")
+    print(f"\n2) speed-up: {args.env}, population 100, median of {args.gens} generations")
+    print(f"   {'handler':34s} {'generation':>11s} {'speed-up':>9s}")
+    for name, values in heavy.items():
+        median = statistics.median(values)
+        print(f"   {name:34s} {median:9.2f} s {heavy_seq / median:8.2f}x")
+    print("\nall handlers gave identical fitness in every generation")
+    print(f"load average after: {os.getloadavg()[0]:.2f} (other processes share these cores)")
+
+
+if __name__ == "__main__":
+    main()
