@@ -1,0 +1,146 @@
+"""Every fast brain agrees with its slow reference in tests/brain_references.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from brain_references import REFERENCES, reference_logarithmic_mask
+
+from neuro_evolution.brains import brain_types, make_template
+from neuro_evolution.brains.base import parse_brain_config
+from neuro_evolution.brains.masks import logarithmic_mask
+
+TOLERANCE = 1e-12
+STEPS = 300
+# bounded, half-bounded, unbounded and "too large to count as bounded" elements (normalize_input)
+OBSERVATION_SPACE = gym.spaces.Box(
+    low=np.array([-2.0, -1.0, -np.inf, 0.0, -3.0]),
+    high=np.array([2.0, 3.0, np.inf, 1e6, 5.0]),
+    dtype=np.float64,
+)
+ACTION_SPACE = gym.spaces.Box(-1.0, 1.0, (3,), dtype=np.float64)  # action == raw output
+
+NEGATIVE_DIAGONAL = "set_principle_diagonal_elements_of_W_negative"
+CTRNN_CASES: list[dict[str, Any]] = [
+    {},
+    {"neuron_activation": "relu", "use_bias": False, "clipping_range_min": -0.5},
+    {"neuron_activation_inplace": True, "optimize_y0": True, "delta_t": 0.2},
+    {"optimize_state_boundaries": "per_neuron", NEGATIVE_DIAGONAL: True},
+    {"optimize_state_boundaries": "global", "parameter_perturbations": 0.05},
+    {"v_mask": "random", "v_mask_param": 0.5, "w_mask": "random", "w_mask_param": 0.3,
+     "t_mask": "random", "t_mask_param": 0.7},
+    {"v_mask": "logarithmic", "v_mask_param": 2.0, "w_mask": "logarithmic", "w_mask_param": 1.5,
+     "t_mask": "logarithmic", "t_mask_param": 3.0},
+    {"v_mask": "learned", "v_mask_param": 30.0, "w_mask": "learned", "w_mask_param": 60.0,
+     "t_mask": "learned", "t_mask_param": 50.0, NEGATIVE_DIAGONAL: True},
+    {"normalize_input": True, "normalize_input_target": 2.0},
+    {"normalize_input": True, "use_bias": False, "v_mask": "random", "v_mask_param": 0.6},
+    {"w_mask": "random", "w_mask_param": 0.0, "t_mask": "random", "t_mask_param": 0.0},
+]  # fmt: skip
+
+CHOICES: dict[str, list[Any]] = {
+    "number_neurons": [1, 2, 5, 8],
+    "delta_t": [0.01, 0.05, 0.5],
+    "neuron_activation": ["tanh", "relu"],
+    "neuron_activation_inplace": [False, True],
+    "use_bias": [False, True],
+    "optimize_y0": [False, True],
+    "optimize_state_boundaries": ["per_neuron", "global", "fixed"],
+    NEGATIVE_DIAGONAL: [False, True],
+    "v_mask": ["dense", "random", "logarithmic", "learned"],
+    "w_mask": ["dense", "random", "logarithmic", "learned"],
+    "t_mask": ["dense", "random", "logarithmic", "learned"],
+    "normalize_input": [False, True],
+    "parameter_perturbations": [0.0, 0.1],
+}
+MASK_PARAMS = {"dense": 1.0, "random": 0.5, "logarithmic": 1.7, "learned": 45.0}
+
+
+def random_ctrnn_cases(count: int, seed: int) -> list[dict[str, Any]]:
+    """``count`` random option combinations (fixed seed, so the test ids are stable)."""
+    rng = np.random.default_rng(seed)
+    cases = []
+    for _ in range(count):
+        case = {name: values[rng.integers(len(values))] for name, values in CHOICES.items()}
+        for prefix in ("v", "w", "t"):
+            case[f"{prefix}_mask_param"] = MASK_PARAMS[case[f"{prefix}_mask"]]
+        cases.append(case)
+    return cases
+
+
+def compare(brain_type: str, options: dict[str, Any], observation_space: gym.Space, seed: int):
+    """Step the fast brain and its reference on the same observations; return the worst gap."""
+    config = parse_brain_config({"type": brain_type, **options}, "brain")
+    template = make_template(config, observation_space, ACTION_SPACE, np.random.default_rng(seed))
+    rng = np.random.default_rng(seed + 1)
+    genome = rng.normal(0.0, 0.7, template.genome_size)
+    brain = template.build(genome)
+    reference = REFERENCES[brain_type](template, genome, observation_space)
+    worst = 0.0
+    for episode in range(2):
+        brain.reset(np.random.default_rng([seed, episode]))
+        reference.reset(np.random.default_rng([seed, episode]))
+        for _ in range(STEPS // 2):
+            observation = observation_space.sample()
+            if isinstance(observation_space, gym.spaces.Box):
+                observation = rng.normal(0.0, 2.0, observation_space.shape)
+            action = brain.step(observation)
+            expected = reference.step(observation)
+            worst = max(worst, float(np.max(np.abs(np.asarray(action) - expected))))
+    return worst
+
+
+@pytest.mark.parametrize("options", CTRNN_CASES + random_ctrnn_cases(12, seed=2024))
+def test_ctrnn_matches_reference(options: dict[str, Any]) -> None:
+    """The CTRNN fast path computes the documented update for every option combination."""
+    options = {"number_neurons": 6, **options}
+    assert compare("CTRNN", options, OBSERVATION_SPACE, seed=3) <= TOLERANCE
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"hidden_size": 1},
+        {"hidden_size": 4, "number_layers": 2},
+        {"hidden_size": 3, "number_layers": 3, "use_bias": False},
+    ],
+)
+def test_lstm_matches_reference(options: dict[str, Any]) -> None:
+    """The LSTM fast path computes the documented gates, cell and output for stacked layers."""
+    assert compare("LSTM", options, OBSERVATION_SPACE, seed=4) <= TOLERANCE
+
+
+@pytest.mark.parametrize(
+    "options", [{"hidden_layers": [6]}, {"hidden_layers": [5, 3], "activation": "relu"},
+                {"hidden_layers": [4], "use_bias": False}],
+)  # fmt: skip
+def test_ffnn_matches_reference(options: dict[str, Any]) -> None:
+    """The FFNN computes the documented layers."""
+    assert compare("FFNN", options, OBSERVATION_SPACE, seed=5) <= TOLERANCE
+
+
+@pytest.mark.parametrize("brain_type", sorted(REFERENCES))
+@pytest.mark.parametrize("space", [gym.spaces.Discrete(16), gym.spaces.Discrete(5, start=3)])
+def test_discrete_observations_match_reference(brain_type: str, space: gym.Space) -> None:
+    """Discrete observations are one-hot inputs (``start`` subtracted) for every brain type."""
+    options = {"CTRNN": {"number_neurons": 4}, "LSTM": {"hidden_size": 3}}.get(brain_type, {})
+    assert compare(brain_type, options, space, seed=6) <= TOLERANCE
+
+
+def test_every_registered_brain_type_has_a_reference() -> None:
+    """A new built-in brain type needs a slow reference here too."""
+    assert set(brain_types()) <= set(REFERENCES)
+
+
+@pytest.mark.parametrize(
+    ("rows", "cols", "base"), [(6, 6, 2.0), (10, 3, 1.5), (3, 10, 2.0), (7, 1, 1.05), (1, 5, 3.0)]
+)
+def test_logarithmic_mask_matches_predecessor_algorithm(rows: int, cols: int, base: float) -> None:
+    """The logarithmic mask is the predecessor's: offsets ±floor(base**k) from a pseudo-diagonal,
+    and every row has a connection."""
+    mask = logarithmic_mask(rows, cols, base)
+    assert mask.tolist() == reference_logarithmic_mask(rows, cols, base)
+    assert mask.any(axis=1).all()
