@@ -127,6 +127,16 @@ class BrainTemplate(ReadOnlyRecord):
             )
         return genome
 
+    def check_genomes(self, genomes: np.ndarray) -> np.ndarray:
+        """``genomes`` as a float64 (P, genome_size) array, or a clear ValueError."""
+        genomes = np.asarray(genomes, dtype=np.float64)
+        if genomes.ndim != 2 or genomes.shape[1] != self.genome_size:
+            raise ValueError(
+                f"genomes have shape {genomes.shape}, but the {self.config.type_name()} template "
+                f"needs (P, {self.genome_size})"
+            )
+        return genomes
+
     def to_state(self) -> StateDict:
         """Plain arrays and scalars that :meth:`from_state` turns back into an equal template."""
         state: StateDict = {"brain_type": self.config.type_name()}

@@ -389,12 +389,7 @@ class CTRNNTemplate(_PlannedTemplate):
         brain.y[...] = brain.y0
 
     def build_batch(self, genomes: np.ndarray) -> CTRNNBatchBrain:
-        genomes = np.asarray(genomes, dtype=np.float64)
-        if genomes.ndim != 2 or genomes.shape[1] != self.genome_size:
-            raise ValueError(
-                f"genomes have shape {genomes.shape}, but the CTRNN template needs "
-                f"(P, {self.genome_size})"
-            )
+        genomes = self.check_genomes(genomes)
         return CTRNNBatchBrain(self.io, self._plan, genomes)  # type: ignore[attr-defined]
 
 

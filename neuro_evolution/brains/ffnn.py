@@ -135,7 +135,7 @@ class FFNNTemplate(BrainTemplate):
                 brain.biases[layer][...] = genome[b]
 
     def build_batch(self, genomes: np.ndarray) -> FFNNBatchBrain:
-        genomes = np.asarray(genomes, dtype=np.float64)
+        genomes = self.check_genomes(genomes)
         count = genomes.shape[0]
         weights, biases = [], []
         for n_in, n_out, w, b in self._slices():

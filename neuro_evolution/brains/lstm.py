@@ -228,10 +228,5 @@ class LSTMTemplate(BrainTemplate):
         brain.c[...] = 0.0
 
     def build_batch(self, genomes: np.ndarray) -> LSTMBatchBrain:
-        genomes = np.asarray(genomes, dtype=np.float64)
-        if genomes.ndim != 2 or genomes.shape[1] != self.genome_size:
-            raise ValueError(
-                f"genomes have shape {genomes.shape}, but the LSTM template needs "
-                f"(P, {self.genome_size})"
-            )
+        genomes = self.check_genomes(genomes)
         return LSTMBatchBrain(self, genomes)
