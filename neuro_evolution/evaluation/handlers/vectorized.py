@@ -1,0 +1,217 @@
+"""The vectorized handler: a whole batch of genomes steps in lockstep against a vector env.
+
+Episode k of every individual runs at the same time, k = 0 .. number_fitness_runs-1: the env
+copies are reset with ``episode_seed(seeds[i], k)``, one batch brain (``template.build_batch``) is
+reset with ``brain_rng(seeds[i], k)``, and all copies step together until every individual's
+episode has ended. An individual whose episode has ended is masked out: it accumulates no reward,
+its env copy is not stepped (sync mode) or ignored (native mode), and the brain is told through
+``BatchBrain.step(observations, active=mask)``. Fitness, steps and the terminated/truncated counts
+follow :meth:`EpisodeRunner.run` to the bit (see ``docs/vectorized.md``).
+
+A brain type without a batch brain (``template.supports_batch`` false), or a run that records
+behaviour for novelty, falls back to the per-individual loop of
+:class:`~neuro_evolution.evaluation.handlers.base.WorkerState` with a warning: same results,
+no speed-up.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import OrderedDict
+from typing import Literal
+
+import numpy as np
+
+from neuro_evolution.brains.base import BatchBrain, BrainTemplate
+from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, EvaluationResult, RunnerSpec
+from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState
+from neuro_evolution.evaluation.seeds import brain_rng, episode_seed
+from neuro_evolution.evaluation.vector_env import (
+    LockstepEnv,
+    NativeAdapter,
+    VectorMode,
+    make_lockstep_env,
+    native_adapter,
+)
+
+MAX_CACHED_SIZES = 4  # vector envs kept per batch size (mp/Dask chunks have one or two sizes)
+
+
+def evaluate_lockstep(
+    brain: BatchBrain, envs: LockstepEnv, seeds: np.ndarray, config: EpisodeRunnerConfig
+) -> list[EvaluationResult]:
+    """Evaluate the P brains of ``brain`` on the P copies of ``envs``, like EpisodeRunner.run."""
+    count = envs.num_envs
+    limit = config.max_steps_per_run
+    total_return = np.zeros(count)
+    total_steps = np.zeros(count, dtype=np.int64)
+    terminated_count = np.zeros(count, dtype=np.int64)
+    truncated_count = np.zeros(count, dtype=np.int64)
+    for episode in range(config.number_fitness_runs):
+        observations = envs.reset(_episode_seeds(seeds, episode))
+        brain.reset([brain_rng(int(seed), episode) for seed in seeds])
+        episode_return = np.zeros(count)
+        steps = np.zeros(count, dtype=np.int64)
+        active = np.ones(count, dtype=bool)
+        all_active = True
+        while all_active or active.any():
+            actions = brain.step(observations, None if all_active else active)
+            observations, rewards, terminated, truncated = envs.step(actions, active)
+            np.add(episode_return, rewards, out=episode_return, where=active)
+            steps += active
+            ended_by_env = active & (terminated | truncated)
+            cut = active & ~ended_by_env & (steps >= limit) if limit else None
+            terminated_count += ended_by_env & terminated
+            truncated_count += ended_by_env & truncated & ~terminated
+            active &= ~ended_by_env
+            if cut is not None and cut.any():
+                np.subtract(episode_return, config.max_steps_penalty, out=episode_return, where=cut)
+                truncated_count += cut
+                active &= ~cut
+            all_active = all_active and bool(active.all())
+        total_return += episode_return
+        total_steps += steps
+    fitness = total_return / config.number_fitness_runs
+    return [
+        EvaluationResult(
+            fitness=float(fitness[i]),
+            steps=int(total_steps[i]),
+            terminated=int(terminated_count[i]),
+            truncated=int(truncated_count[i]),
+        )
+        for i in range(count)
+    ]
+
+
+def _episode_seeds(seeds: np.ndarray, episode: int) -> list[int]:
+    """``episode_seed(seed, episode)`` per individual, derived once per distinct seed."""
+    cache: dict[int, int] = {}
+    for seed in map(int, seeds):
+        if seed not in cache:
+            cache[seed] = episode_seed(seed, episode)
+    return [cache[seed] for seed in map(int, seeds)]
+
+
+class VectorizedWorkerState:
+    """A worker's long-lived state for lockstep evaluation (same API as :class:`WorkerState`).
+
+    ``mode`` "auto" uses the env's native vector env when it has a seed-exact adapter and a
+    SyncVectorEnv otherwise; "native" insists on the native one; "sync" always uses SyncVectorEnv.
+    """
+
+    def __init__(self, template: BrainTemplate, spec: RunnerSpec, mode: VectorMode = "auto"):
+        if mode not in ("auto", "native", "sync"):
+            raise ValueError(f"vectorized mode {mode!r} is unknown: use auto, native or sync")
+        self.template = template
+        self.spec = spec
+        self.fallback: WorkerState | None = None
+        self.fallback_reason = ""
+        self._envs: OrderedDict[int, LockstepEnv] = OrderedDict()
+        self._adapter: NativeAdapter | None = None
+        self.mode: Literal["native", "sync"] = "sync"
+        self.sync_reason = "sync mode was asked for"
+        if not template.supports_batch:
+            self.fallback_reason = f"brain type {template.config.type_name()} has no batch brain"
+        elif spec.novelty is not None:
+            self.fallback_reason = "lockstep evaluation does not record behaviour for novelty"
+        if self.fallback_reason:
+            warnings.warn(
+                f"vectorized evaluation falls back to one individual at a time: "
+                f"{self.fallback_reason}",
+                stacklevel=2,
+            )
+            self.fallback = WorkerState(template, spec)
+            return
+        if mode != "sync":
+            self._adapter, self.sync_reason = native_adapter(spec.environment)
+            if self._adapter is not None:
+                self.mode = "native"
+            elif mode == "native":
+                raise ValueError(
+                    f"environment.id {spec.environment.id!r} cannot run on a native vector env: "
+                    f"{self.sync_reason}; use mode 'auto' or 'sync'"
+                )
+        io = template.io
+        self._neutral_action = io.decode_batch(np.zeros((1, io.output_size)))[0]
+        self._discrete_actions = io.action_kind == "discrete"
+
+    def describe(self) -> str:
+        """How this state evaluates, e.g. 'native vector env' or 'SyncVectorEnv (why)'."""
+        if self.fallback is not None:
+            return f"per-individual loop ({self.fallback_reason})"
+        if self.mode == "native":
+            return f"native vector env of {self.spec.environment.id}"
+        return f"SyncVectorEnv ({self.sync_reason})"
+
+    def evaluate(self, genomes: np.ndarray, seeds: np.ndarray) -> list[EvaluationResult]:
+        """One result per genome, identical to what :meth:`WorkerState.evaluate` returns."""
+        if self.fallback is not None:
+            return self.fallback.evaluate(genomes, seeds)
+        genomes = np.asarray(genomes, dtype=np.float64)
+        seeds = np.asarray(seeds)
+        size = self.template.genome_size
+        if genomes.ndim != 2 or genomes.shape[1] != size:
+            raise ValueError(f"genomes have shape {genomes.shape}; expected (P, {size})")
+        if seeds.shape != (genomes.shape[0],):
+            raise ValueError(
+                f"seeds have shape {seeds.shape}; expected one per genome ({genomes.shape[0]},)"
+            )
+        if genomes.shape[0] == 0:
+            return []
+        brain = self.template.build_batch(genomes)
+        envs = self._lockstep_env(genomes.shape[0])
+        return evaluate_lockstep(brain, envs, seeds, self.spec.episode_runner)
+
+    def _lockstep_env(self, count: int) -> LockstepEnv:
+        envs = self._envs.get(count)
+        if envs is not None:
+            self._envs.move_to_end(count)
+            return envs
+        envs = make_lockstep_env(
+            self.spec.environment,
+            count,
+            self.mode,
+            self._adapter,
+            self._neutral_action,
+            self._discrete_actions,
+        )
+        self._envs[count] = envs
+        if len(self._envs) > MAX_CACHED_SIZES:
+            _, oldest = self._envs.popitem(last=False)
+            oldest.close()
+        return envs
+
+    def close(self) -> None:
+        """Close every cached vector env (and the fallback's env)."""
+        while self._envs:
+            _, envs = self._envs.popitem()
+            envs.close()
+        if self.fallback is not None:
+            self.fallback.close()
+
+
+class VectorizedHandler(EvaluationHandler):
+    """Evaluates the whole batch in this process, all individuals stepping in lockstep."""
+
+    def __init__(self, mode: VectorMode = "auto") -> None:
+        self.mode = mode
+        self._worker: VectorizedWorkerState | None = None
+
+    def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
+        self.close()
+        self._worker = VectorizedWorkerState(template, spec, self.mode)
+
+    def batch_evaluate(self, genomes: np.ndarray, seeds: np.ndarray) -> list[EvaluationResult]:
+        if self._worker is None:
+            raise RuntimeError("VectorizedHandler.start() was not called")
+        return self._worker.evaluate(genomes, seeds)
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+    def describe(self) -> str:
+        if self._worker is None:
+            return "VectorizedHandler (not started)"
+        return f"VectorizedHandler: {self._worker.describe()}"

@@ -1,0 +1,235 @@
+"""P copies of one environment stepped in lockstep, with finished copies masked out.
+
+Two implementations behind one small interface, :class:`LockstepEnv`:
+
+- :class:`NativeLockstepEnv` wraps an env's own numpy vector env
+  (``gymnasium.make_vec(id, vectorization_mode="vector_entry_point")``, e.g. CartPole-v1's
+  ``CartPoleVectorEnv``). Such a vector env seeds all copies from *one* generator, so on its own it
+  cannot reproduce ``env.reset(seed=s_i)`` per copy. A :class:`NativeAdapter` makes it exact: a
+  reference single env (made like the sequential runner's) is reset with each copy's seed and its
+  physical state is copied into the vector env. Only env classes with an adapter run natively.
+- :class:`SyncLockstepEnv` holds a ``gymnasium.vector.SyncVectorEnv`` (autoreset disabled) of envs
+  made exactly like the sequential runner's and resets/steps its sub-envs itself, only the active
+  ones: ``SyncVectorEnv.step`` would also step finished sub-envs (undefined behaviour in Gymnasium,
+  and wasted time), and its batched observation buffer would cast observations to the space dtype,
+  which the sequential runner does not do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+from neuro_evolution.evaluation.environment import EnvironmentConfig
+
+VectorMode = Literal["auto", "native", "sync"]
+StepResult = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+class LockstepEnv(ABC):
+    """``num_envs`` copies of one env; ``step`` only has to advance the ``active`` ones."""
+
+    num_envs: int
+    kind: str  # "native" or "sync", for describe()
+
+    @abstractmethod
+    def reset(self, seeds: Sequence[int]) -> np.ndarray:
+        """Reset copy i with ``seeds[i]`` exactly as ``env.reset(seed=seeds[i])``; batched obs."""
+
+    @abstractmethod
+    def step(self, actions: np.ndarray, active: np.ndarray) -> StepResult:
+        """Step the active copies: (observations, rewards, terminated, truncated), all length P.
+
+        Entries of inactive copies are meaningless; callers read only active ones.
+        """
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close the env(s)."""
+
+
+def _observation_buffer(space: gym.Space, count: int) -> np.ndarray:
+    """Where sub-env observations are gathered: int64 for Discrete, float64 for Box (as the
+    brains' ``encode`` would convert them; no lossy cast to the space dtype on the way)."""
+    if isinstance(space, gym.spaces.Discrete):
+        return np.zeros(count, dtype=np.int64)
+    return np.zeros((count, *space.shape), dtype=np.float64)
+
+
+class SyncLockstepEnv(LockstepEnv):
+    """A ``SyncVectorEnv`` of runner-identical envs whose active sub-envs are stepped one by one."""
+
+    kind = "sync"
+
+    def __init__(self, environment: EnvironmentConfig, count: int, discrete_actions: bool):
+        self.num_envs = count
+        self.vector_env = SyncVectorEnv(
+            [environment.make for _ in range(count)],
+            copy=False,
+            autoreset_mode=AutoresetMode.DISABLED,
+        )
+        self._envs = self.vector_env.envs
+        self._discrete_actions = discrete_actions
+        self._observations = _observation_buffer(self.vector_env.single_observation_space, count)
+        self._rewards = np.zeros(count)
+        self._terminated = np.zeros(count, dtype=bool)
+        self._truncated = np.zeros(count, dtype=bool)
+
+    def reset(self, seeds: Sequence[int]) -> np.ndarray:
+        for i, env in enumerate(self._envs):
+            self._observations[i], _ = env.reset(seed=int(seeds[i]))
+        return self._observations
+
+    def step(self, actions: np.ndarray, active: np.ndarray) -> StepResult:
+        # The sequential runner hands Discrete envs a Python int (SpaceAdapter.decode).
+        per_env = actions.tolist() if self._discrete_actions else actions
+        envs, observations = self._envs, self._observations
+        rewards, terminated, truncated = self._rewards, self._terminated, self._truncated
+        for i in np.flatnonzero(active).tolist():
+            observations[i], rewards[i], terminated[i], truncated[i], _ = envs[i].step(per_env[i])
+        return observations, rewards, terminated, truncated
+
+    def close(self) -> None:
+        self.vector_env.close()
+
+
+@dataclasses.dataclass(frozen=True)
+class NativeAdapter:
+    """How to put single-env reset states into one native vector env class."""
+
+    read_state: Callable[[gym.Env], np.ndarray]  # physical state of a reset single env
+    load_states: Callable[[Any, np.ndarray], None]  # (vector env, (P, state) array) -> None
+    incompatibility: Callable[[Any, gym.Env], str | None]  # why the two envs differ, or None
+
+
+def _cartpole_incompatibility(vector_env: Any, single: gym.Env) -> str | None:
+    single_limit = single.spec.max_episode_steps if single.spec is not None else None
+    if vector_env.max_episode_steps != single_limit:
+        return (
+            f"its max_episode_steps {vector_env.max_episode_steps} differs from the single "
+            f"env's time limit {single_limit}"
+        )
+    if vector_env._sutton_barto_reward != single.unwrapped._sutton_barto_reward:
+        return "its sutton_barto_reward setting differs from the single env's"
+    return None
+
+
+def _cartpole_load_states(vector_env: Any, states: np.ndarray) -> None:
+    vector_env.state = np.ascontiguousarray(states.T, dtype=np.float64)
+
+
+def _native_adapters() -> dict[type, NativeAdapter]:
+    """Native vector env classes whose resets can be made seed-exact (see module docstring)."""
+    from gymnasium.envs.classic_control.cartpole import CartPoleVectorEnv
+
+    return {
+        CartPoleVectorEnv: NativeAdapter(
+            read_state=lambda env: np.array(env.unwrapped.state, dtype=np.float64),
+            load_states=_cartpole_load_states,
+            incompatibility=_cartpole_incompatibility,
+        )
+    }
+
+
+class NativeLockstepEnv(LockstepEnv):
+    """An env's own numpy vector env; every copy steps every time (finished ones are ignored)."""
+
+    kind = "native"
+
+    def __init__(
+        self, environment: EnvironmentConfig, count: int, adapter: NativeAdapter, neutral: Any
+    ):
+        self.num_envs = count
+        self.vector_env = _make_native(environment, count)
+        self.reference = environment.make()
+        self._adapter = adapter
+        self._neutral = neutral  # a valid action for copies that have finished
+        self._observations = np.zeros((count, *self.reference.observation_space.shape))
+        self._states: np.ndarray | None = None
+        reason = adapter.incompatibility(self.vector_env.unwrapped, self.reference)
+        if reason is not None:
+            self.close()
+            raise ValueError(f"native vector env of {environment.id} cannot be used: {reason}")
+
+    def reset(self, seeds: Sequence[int]) -> np.ndarray:
+        seeds = np.asarray(seeds, dtype=np.int64)
+        unique, inverse = np.unique(seeds, return_inverse=True)
+        states, observations = [], []
+        for seed in unique.tolist():
+            observation, _ = self.reference.reset(seed=seed)
+            states.append(self._adapter.read_state(self.reference))
+            observations.append(np.asarray(observation, dtype=np.float64))
+        # The vector env's own reset zeroes its step counters and done flags; its random draw
+        # is then replaced by the single-env states.
+        self.vector_env.reset(seed=int(unique[0]))
+        self._adapter.load_states(self.vector_env.unwrapped, np.stack(states)[inverse])
+        self._observations[...] = np.stack(observations)[inverse]
+        return self._observations
+
+    def step(self, actions: np.ndarray, active: np.ndarray) -> StepResult:
+        if not active.all():
+            actions = actions.copy()
+            actions[~active] = self._neutral
+        observations, rewards, terminated, truncated, _ = self.vector_env.step(actions)
+        return observations, rewards, terminated, truncated
+
+    def close(self) -> None:
+        self.vector_env.close()
+        self.reference.close()
+
+
+def _make_native(environment: EnvironmentConfig, count: int) -> Any:
+    return gym.make_vec(
+        environment.id,
+        num_envs=count,
+        vectorization_mode="vector_entry_point",
+        **dict(environment.kwargs),
+    )
+
+
+def native_adapter(environment: EnvironmentConfig) -> tuple[NativeAdapter | None, str]:
+    """The adapter for the env's native vector env, or None and the reason it has none."""
+    spec = gym.spec(environment.id)
+    if spec.vector_entry_point is None:
+        return None, f"{environment.id} has no native vector env"
+    try:
+        probe = _make_native(environment, 1)
+    except Exception as error:  # e.g. a kwarg only the single env accepts
+        return None, f"its native vector env could not be made ({error})"
+    try:
+        adapter = _native_adapters().get(type(probe.unwrapped))
+        if adapter is None:
+            return None, (
+                f"no seed-exact reset is known for {type(probe.unwrapped).__name__} (add a "
+                "NativeAdapter in neuro_evolution/evaluation/vector_env.py)"
+            )
+        single = environment.make()
+        try:
+            reason = adapter.incompatibility(probe.unwrapped, single)
+        finally:
+            single.close()
+        return (adapter, "") if reason is None else (None, reason)
+    finally:
+        probe.close()
+
+
+def make_lockstep_env(
+    environment: EnvironmentConfig,
+    count: int,
+    mode: Literal["native", "sync"],
+    adapter: NativeAdapter | None,
+    neutral_action: Any,
+    discrete_actions: bool,
+) -> LockstepEnv:
+    """A lockstep env of ``count`` copies in the chosen mode (``adapter`` needed for native)."""
+    if mode == "native":
+        if adapter is None:
+            raise ValueError("native mode needs a NativeAdapter")
+        return NativeLockstepEnv(environment, count, adapter, neutral_action)
+    return SyncLockstepEnv(environment, count, discrete_actions)

@@ -1,0 +1,289 @@
+"""Vectorized (lockstep) evaluation gives exactly the sequential handler's results."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+from neuro_evolution.brains.base import (
+    BrainTemplate,
+    brain_types,
+    make_template,
+    parse_brain_config,
+)
+from neuro_evolution.brains.ffnn import FFNNTemplate
+from neuro_evolution.configtools import parse
+from neuro_evolution.evaluation.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
+from neuro_evolution.evaluation.handlers import make_handler
+from neuro_evolution.evaluation.handlers.base import WorkerState
+from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+from neuro_evolution.evaluation.handlers.vectorized import (
+    VectorizedHandler,
+    VectorizedWorkerState,
+)
+from neuro_evolution.novelty import NoveltyConfig
+
+# Small networks keep the tests fast; every brain type with a batch brain is checked.
+SMALL_BRAINS: dict[str, dict[str, Any]] = {
+    "FFNN": {"hidden_layers": [5]},
+    "CTRNN": {"number_neurons": 5},
+    "LSTM": {"hidden_size": 4},
+}
+
+
+def batch_brain_types() -> list[str]:
+    return [name for name in brain_types() if name in SMALL_BRAINS]
+
+
+def make_spec(env_id: str, env_kwargs: dict | None = None, **runner: Any) -> RunnerSpec:
+    return RunnerSpec(
+        environment=parse(EnvironmentConfig, {"id": env_id, "kwargs": env_kwargs or {}}, "env"),
+        episode_runner=parse(EpisodeRunnerConfig, runner, "episode_runner"),
+    )
+
+
+def make_brain_template(brain: str, spec: RunnerSpec) -> BrainTemplate:
+    config = parse_brain_config({"type": brain, **SMALL_BRAINS[brain]}, "brain")
+    env = spec.environment.make()
+    try:
+        return make_template(
+            config, env.observation_space, env.action_space, np.random.default_rng(3)
+        )
+    finally:
+        env.close()
+
+
+def population(template: BrainTemplate, count: int, shared_seed: bool, rng_seed: int = 11):
+    rng = np.random.default_rng(rng_seed)
+    genomes = rng.normal(0.0, 1.0, size=(count, template.genome_size))
+    if shared_seed:
+        seeds = np.full(count, rng.integers(2**32), dtype=np.uint32)
+    else:
+        seeds = rng.integers(0, 2**32, size=count, dtype=np.uint32)
+    return genomes, seeds
+
+
+def screened_population(template, spec, count: int, shared_seed: bool):
+    """``count`` genomes: small mutants of the longest-lived genomes of a random pool (with their
+    seeds) and plain random ones, so that short and long episodes both occur."""
+    pool, pool_seeds = population(template, 200, shared_seed)
+    pool[::2] *= 0.4
+    state = WorkerState(template, spec)
+    try:
+        steps = np.array([r.steps for r in state.evaluate(pool, pool_seeds)])
+    finally:
+        state.close()
+    elite = np.argsort(-steps, kind="stable")[:4]
+    parents = np.resize(elite, count // 2)
+    noise = np.random.default_rng(1).normal(0.0, 0.02, size=(parents.size, template.genome_size))
+    genomes = np.concatenate([pool[parents] + noise, pool[: count - parents.size]])
+    seeds = np.concatenate([pool_seeds[parents], pool_seeds[: count - parents.size]])
+    return genomes, seeds
+
+
+def evaluate_both(template, spec, genomes, seeds, mode="auto"):
+    with SequentialHandler() as sequential, VectorizedHandler(mode) as vectorized:
+        sequential.start(template, spec)
+        vectorized.start(template, spec)
+        return (
+            sequential.batch_evaluate(genomes, seeds),
+            vectorized.batch_evaluate(genomes, seeds),
+        )
+
+
+def as_tuples(results) -> list[tuple]:
+    return [(r.fitness, r.steps, r.terminated, r.truncated) for r in results]
+
+
+@pytest.mark.parametrize("brain", batch_brain_types())
+@pytest.mark.parametrize("shared_seed", [True, False], ids=["shared-seed", "own-seeds"])
+@pytest.mark.parametrize(
+    "limit, penalty",
+    [(0, 0.0), (25, 7.5), (60, 3.0)],
+    ids=["env-limit-only", "cut-at-25", "cut-equals-env-limit"],
+)
+def test_sync_vector_env_matches_sequential_exactly(brain, shared_seed, limit, penalty):
+    """SyncVectorEnv lockstep: fitness, steps and end counts equal the sequential handler's bit
+    for bit, for 2 episodes, with and without max_steps_per_run + penalty (also when the cut
+    coincides with the env's own time limit: the env's truncation wins, no penalty)."""
+    spec = make_spec(
+        "CartPole-v1",
+        {"max_episode_steps": 60},
+        number_fitness_runs=2,
+        max_steps_per_run=limit,
+        max_steps_penalty=penalty,
+    )
+    template = make_brain_template(brain, spec)
+    genomes, seeds = screened_population(template, spec, 32, shared_seed)
+    sequential, vectorized = evaluate_both(template, spec, genomes, seeds, mode="sync")
+    assert as_tuples(vectorized) == as_tuples(sequential)
+    # the population exercises every way an episode can end
+    assert sum(r.terminated for r in sequential) > 0
+    assert sum(r.truncated for r in sequential) > 0
+    assert len({r.steps for r in sequential}) > 3
+
+
+@pytest.mark.parametrize("brain", batch_brain_types())
+@pytest.mark.parametrize("shared_seed", [True, False], ids=["shared-seed", "own-seeds"])
+def test_native_cartpole_vector_env_matches_sequential_exactly(brain, shared_seed):
+    """CartPoleVectorEnv (float64 state, the same element-wise numpy ops as the single env) with
+    single-env reset states loaded per copy gives results identical to the sequential handler."""
+    spec = make_spec("CartPole-v1", number_fitness_runs=2, max_steps_per_run=60)
+    template = make_brain_template(brain, spec)
+    genomes, seeds = screened_population(template, spec, 100, shared_seed)
+    with VectorizedHandler("native") as handler:
+        handler.start(template, spec)
+        assert "native" in handler.describe()
+    sequential, vectorized = evaluate_both(template, spec, genomes, seeds, mode="native")
+    assert as_tuples(vectorized) == as_tuples(sequential)
+    assert any(r.truncated for r in sequential)  # some individuals were cut
+
+
+def test_native_cartpole_time_limit_and_reward_options_match_single_env():
+    """The native env's own max_episode_steps and sutton_barto_reward follow the env kwargs
+    exactly like the single env's TimeLimit wrapper and reward."""
+    spec = make_spec("CartPole-v1", {"max_episode_steps": 40, "sutton_barto_reward": True})
+    template = make_brain_template("FFNN", spec)
+    genomes, seeds = population(template, 60, shared_seed=False)
+    sequential, vectorized = evaluate_both(template, spec, genomes, seeds, mode="native")
+    assert as_tuples(vectorized) == as_tuples(sequential)
+    assert any(r.truncated for r in sequential) and any(r.terminated for r in sequential)
+
+
+@pytest.mark.parametrize(
+    "env_id, runner",
+    [
+        ("Pendulum-v1", {"number_fitness_runs": 1, "max_steps_per_run": 80}),
+        ("MountainCarContinuous-v0", {"number_fitness_runs": 1, "max_steps_per_run": 120}),
+        ("FrozenLake-v1", {"number_fitness_runs": 3}),
+    ],
+)
+@pytest.mark.parametrize("brain", batch_brain_types())
+def test_box_action_and_discrete_observation_envs_match_sequential(env_id, runner, brain):
+    """Box actions (scaled to the bounds) and Discrete observations (one-hot) go through the
+    lockstep loop exactly as through the sequential runner; slippery FrozenLake also checks that
+    every copy's env randomness follows its own episode seed."""
+    spec = make_spec(env_id, **runner)
+    template = make_brain_template(brain, spec)
+    genomes, seeds = population(template, 10, shared_seed=False)
+    sequential, vectorized = evaluate_both(template, spec, genomes, seeds)
+    assert as_tuples(vectorized) == as_tuples(sequential)
+    assert len({(r.fitness, r.steps) for r in sequential}) > 1
+
+
+def test_worker_state_api_matches_plain_worker_state_across_chunk_sizes():
+    """VectorizedWorkerState.evaluate equals WorkerState.evaluate on chunks of varying size, and
+    a cached vector env reused for a later chunk of the same size gives the same results."""
+    spec = make_spec("CartPole-v1", number_fitness_runs=2, max_steps_per_run=80)
+    template = make_brain_template("FFNN", spec)
+    genomes, seeds = population(template, 30, shared_seed=False)
+    plain = WorkerState(template, spec)
+    vectorized = VectorizedWorkerState(template, spec)
+    try:
+        for chunk in (slice(0, 12), slice(12, 30), slice(0, 12), slice(5, 6)):
+            expected = plain.evaluate(genomes[chunk], seeds[chunk])
+            assert as_tuples(vectorized.evaluate(genomes[chunk], seeds[chunk])) == as_tuples(
+                expected
+            )
+        assert vectorized.evaluate(genomes[:0], seeds[:0]) == []
+    finally:
+        plain.close()
+        vectorized.close()
+
+
+def test_finished_sub_envs_are_not_stepped():
+    """In sync mode an individual whose episode ended is masked out: its env is never stepped
+    after termination (Gymnasium warns when that happens)."""
+    spec = make_spec("CartPole-v1", number_fitness_runs=2)
+    template = make_brain_template("FFNN", spec)
+    genomes, seeds = population(template, 20, shared_seed=True)
+    with VectorizedHandler("sync") as handler, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        handler.start(template, spec)
+        results = handler.batch_evaluate(genomes, seeds)
+    assert len({r.steps for r in results}) > 1  # episodes of different lengths
+    assert not [w for w in caught if "already returned terminated" in str(w.message)]
+
+
+def test_make_handler_builds_the_vectorized_handler_on_the_native_env_for_cartpole():
+    """make_handler("vectorized") gives a VectorizedHandler; auto mode picks CartPole's native
+    vector env and SyncVectorEnv (with the reason) for an env without one."""
+    handler = make_handler("vectorized")
+    assert isinstance(handler, VectorizedHandler)
+    spec = make_spec("CartPole-v1")
+    with handler:
+        handler.start(make_brain_template("FFNN", spec), spec)
+        assert "native vector env of CartPole-v1" in handler.describe()
+    spec = make_spec("Pendulum-v1")
+    with make_handler("vectorized") as handler:
+        handler.start(make_brain_template("FFNN", spec), spec)
+        assert "SyncVectorEnv (Pendulum-v1 has no native vector env)" in handler.describe()
+
+
+class NoBatchFFNNTemplate(FFNNTemplate):
+    """An FFNN template that behaves like a brain type without a batch brain."""
+
+    __slots__ = ()
+    build_batch = BrainTemplate.build_batch
+
+
+def test_brain_without_batch_brain_falls_back_to_the_per_individual_loop():
+    """A brain type without build_batch is evaluated one individual at a time, with a warning
+    naming the reason, and gives the same results."""
+    spec = make_spec("CartPole-v1", number_fitness_runs=2)
+    env = spec.environment.make()
+    template = NoBatchFFNNTemplate.from_config(
+        parse_brain_config({"type": "FFNN", "hidden_layers": [3]}, "brain"),
+        env.observation_space,
+        env.action_space,
+        np.random.default_rng(0),
+    )
+    env.close()
+    assert not template.supports_batch
+    genomes, seeds = population(template, 6, shared_seed=False)
+    with pytest.warns(UserWarning, match="has no batch brain"):
+        sequential, vectorized = evaluate_both(template, spec, genomes, seeds)
+    assert as_tuples(vectorized) == as_tuples(sequential)
+
+
+def test_novelty_runs_fall_back_and_keep_behaviour_records():
+    """With a novelty section the lockstep loop (which records no behaviour) is not used: the
+    per-individual loop gives the same results, behaviours included."""
+    base = make_spec("CartPole-v1", number_fitness_runs=2)
+    spec = RunnerSpec(
+        environment=base.environment,
+        episode_runner=base.episode_runner,
+        novelty=parse(NoveltyConfig, {"behavioral_max_length": 20}, "novelty"),
+    )
+    template = make_brain_template("FFNN", spec)
+    genomes, seeds = population(template, 5, shared_seed=True)
+    with pytest.warns(UserWarning, match="novelty"):
+        sequential, vectorized = evaluate_both(template, spec, genomes, seeds)
+    assert as_tuples(vectorized) == as_tuples(sequential)
+    for a, b in zip(sequential, vectorized):
+        np.testing.assert_array_equal(a.behavior, b.behavior)
+
+
+def test_bad_input_gives_clear_errors():
+    """Native mode on an env without a native vector env, an unknown mode and a wrongly shaped
+    genome array are one-line errors naming the problem."""
+    spec = make_spec("Pendulum-v1")
+    template = make_brain_template("FFNN", spec)
+    with pytest.raises(ValueError, match="Pendulum-v1.*no native vector env.*auto"):
+        VectorizedWorkerState(template, spec, mode="native")
+    with pytest.raises(ValueError, match="mode 'fast' is unknown"):
+        VectorizedWorkerState(template, spec, mode="fast")  # type: ignore[arg-type]
+    state = VectorizedWorkerState(template, spec)
+    try:
+        with pytest.raises(ValueError, match=r"expected \(P, "):
+            state.evaluate(np.zeros((2, template.genome_size + 1)), np.zeros(2))
+        with pytest.raises(ValueError, match="one per genome"):
+            state.evaluate(np.zeros((2, template.genome_size)), np.zeros(3))
+    finally:
+        state.close()
+    with pytest.raises(RuntimeError, match="start"):
+        VectorizedHandler().batch_evaluate(np.zeros((1, 1)), np.zeros(1))
