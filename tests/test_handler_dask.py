@@ -7,6 +7,7 @@ The helpers here (``make_setup``, ``external_dask_cluster``) are also used by
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -153,6 +154,28 @@ def test_plugin_is_set_up_on_every_worker_and_removed_on_close(external: Externa
             handler.close()
         has = observer.run(lambda dask_worker: name in dask_worker.plugins)
         assert list(has.values()) == [False, False]
+
+
+def test_worker_setup_error_surfaces_at_start_and_leaves_no_plugin(
+    external: ExternalCluster,
+) -> None:
+    """A worker that cannot make the env fails ``start``; the cluster keeps no broken plugin
+    (a worker joining later would fail to start with it)."""
+    setup = make_setup(count=4)
+    bad_env = parse(EnvironmentConfig, {"id": "CartPole-v1", "kwargs": {"bogus": 1}}, "environment")
+    spec = dataclasses.replace(setup.spec, environment=bad_env)
+    handler = DaskHandler(scheduler=external.address)
+    observer = Client(external.address, set_as_default=False)
+    try:
+        with pytest.raises(TypeError, match="bogus"):
+            handler.start(setup.template, spec)
+        plugins = observer.run_on_scheduler(
+            lambda dask_scheduler: list(dask_scheduler.worker_plugins)
+        )
+        assert not [name for name in plugins if name.startswith("neuro_evolution-")]
+    finally:
+        observer.close()
+        handler.close()
 
 
 def test_scheduler_file_is_accepted_like_an_address(external: ExternalCluster) -> None:

@@ -124,9 +124,15 @@ class DaskHandler(EvaluationHandler):
         if self._client is None:
             self._client = self._connect()
         self._unregister_plugin()
-        name = f"neuro_evolution-{uuid.uuid4().hex}"
-        self._client.register_plugin(EvaluationPlugin(template, spec, self.vectorize), name=name)
-        self._plugin_name = name
+        self._plugin_name = f"neuro_evolution-{uuid.uuid4().hex}"
+        plugin = EvaluationPlugin(template, spec, self.vectorize)
+        try:
+            self._client.register_plugin(plugin, name=self._plugin_name)
+        except BaseException:
+            # The scheduler keeps a registered plugin even when a worker's setup failed; a
+            # worker joining later would then fail to start. Remove it before reporting.
+            self._unregister_plugin()
+            raise
 
     def _connect(self) -> Client:
         if self.scheduler is None:
