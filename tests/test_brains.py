@@ -10,6 +10,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from test_brain_references import CTRNN_CASES
 
 from neuro_evolution.brains import BrainTemplate, brain_types, make_template
 from neuro_evolution.brains.base import parse_brain_config
@@ -168,10 +169,29 @@ def test_batch_brain_skips_inactive_rows(brain_type: str) -> None:
         brain.reset(np.random.default_rng(20 + i))
     batch = template.build_batch(genomes)
     batch.reset([np.random.default_rng(20 + i) for i in range(count)])
+    computed = []
     for t, active in enumerate(masks):
         actions = batch.step(inputs[t], active)
         for i in np.flatnonzero(active):
             np.testing.assert_array_equal(actions[i], singles[i].step(inputs[t, i]))
+        if hasattr(batch, "selection"):
+            computed.append(batch.selection.computed)
+    assert not computed or min(computed) < count // 2  # few active rows: fewer rows computed
+
+
+@pytest.mark.parametrize("options", CTRNN_CASES, ids=range(len(CTRNN_CASES)))
+def test_ctrnn_batch_brain_equals_single_brains_for_every_option(options: dict[str, Any]):
+    """Batch == single to the bit for the CTRNN option combinations of the reference tests."""
+    count, steps = 4, 150
+    template = template_for("CTRNN", **{**OPTIONS["CTRNN"], **options})
+    genomes = genomes_for(template, count)
+    inputs = observations(count, steps)
+    batch = template.build_batch(genomes)
+    batch.reset([np.random.default_rng(30 + i) for i in range(count)])
+    actions = np.array([batch.step(inputs[t]) for t in range(steps)])
+    for i in range(count):
+        single = run(template.build(genomes[i]), inputs[:, i], seed=30 + i)
+        np.testing.assert_array_equal(actions[:, i], single)
 
 
 ACTION_SPACES = {

@@ -80,6 +80,11 @@ class RowSelection:
         self.count = count
         self.reset()
 
+    @property
+    def computed(self) -> int:
+        """How many rows a step computes while some are inactive (after compaction)."""
+        return self.count if self._rows is None else self._rows.size
+
     def reset(self) -> None:
         """Compute every row again (at the start of an episode)."""
         self._rows: np.ndarray | None = None
@@ -98,9 +103,8 @@ class RowSelection:
         number_active = int(np.count_nonzero(active))
         if number_active == self.count:
             return Selection(None, self.full, None, None)
-        computed = self.count if self._rows is None else self._rows.size
         outside = bool(np.any(active & ~self._member))
-        if outside or 2 * number_active < computed:
+        if outside or 2 * number_active < self.computed:
             self._rows = np.flatnonzero(active)
             self._member = active.copy()
             self._params = {name: array[self._rows] for name, array in self.full.items()}

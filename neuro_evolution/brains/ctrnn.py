@@ -386,7 +386,6 @@ class CTRNNTemplate(_PlannedTemplate):
 
     def fill(self, brain: CTRNNBrain, genome: np.ndarray) -> None:
         self._plan.pour(brain, genome)  # type: ignore[attr-defined]
-        brain.y[...] = brain.y0
 
     def build_batch(self, genomes: np.ndarray) -> CTRNNBatchBrain:
         genomes = self.check_genomes(genomes)

@@ -224,8 +224,6 @@ class LSTMTemplate(BrainTemplate):
 
     def fill(self, brain: LSTMBrain, genome: np.ndarray) -> None:
         brain.params[...] = genome
-        brain.h[...] = 0.0
-        brain.c[...] = 0.0
 
     def build_batch(self, genomes: np.ndarray) -> LSTMBatchBrain:
         genomes = self.check_genomes(genomes)
