@@ -237,7 +237,7 @@ class Checkpointer:
             self.write(experiment)
         if self.pause_generation == experiment.generation:
             os.kill(os.getpid(), signal.SIGSTOP)
-        if stop:
+        if stop and not experiment.done:  # a finished run ends normally
             raise TrainingStopped(experiment.generation, self.directory / self.entries[-1]["file"])
 
     def write(self, experiment: Experiment) -> Path:
