@@ -9,6 +9,7 @@ import io
 import json
 import os
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +41,27 @@ def atomic_write_json(path: str | Path, data: Any) -> None:
     atomic_write_text(path, json.dumps(data, indent=2) + "\n")
 
 
+def npz_bytes(arrays: dict[str, Any]) -> bytes:
+    """The bytes of an ``.npz`` of ``arrays``: the same arrays always give the same bytes.
+
+    ``np.savez`` stamps every zip entry with the current time; here every entry gets a fixed
+    timestamp, so identical runs write byte-identical files.
+    """
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
+        for key, value in arrays.items():
+            array = np.asarray(value)
+            if array.dtype.hasobject:
+                raise TypeError(f"{key}: object arrays cannot be saved without pickle")
+            entry = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            with archive.open(entry, "w", force_zip64=True) as file:
+                np.lib.format.write_array(file, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
 def atomic_savez(path: str | Path, arrays: dict[str, Any]) -> None:
     """Write an ``.npz`` atomically; values must be arrays or scalars/strings (no objects)."""
-    buffer = io.BytesIO()
-    np.savez(buffer, **{key: np.asarray(value) for key, value in arrays.items()})
-    atomic_write_bytes(path, buffer.getvalue())
+    atomic_write_bytes(path, npz_bytes(arrays))
 
 
 def load_npz(path: str | Path) -> dict[str, np.ndarray]:

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from neuro_evolution.atomic import atomic_write_bytes, atomic_write_json, load_npz
+from neuro_evolution.atomic import atomic_write_bytes, atomic_write_json, load_npz, npz_bytes
 from neuro_evolution.config import config_to_dict
 from neuro_evolution.training_status import (
     STATUS_FILE,
@@ -142,9 +142,7 @@ def encode_checkpoint(experiment: Experiment, wall_time: float) -> bytes:
         "log": experiment.log,
     }
     arrays[META_KEY] = np.array(json.dumps(meta))
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    return buffer.getvalue()
+    return npz_bytes(arrays)
 
 
 def read_checkpoint(path: Path, sha256: str | None = None) -> Checkpoint:
