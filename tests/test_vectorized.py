@@ -24,19 +24,23 @@ from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.handlers.vectorized import (
     VectorizedHandler,
     VectorizedWorkerState,
+    brain_rngs,
 )
+from neuro_evolution.evaluation.seeds import brain_rng
 from neuro_evolution.novelty import NoveltyConfig
 
-# Small networks keep the tests fast; every brain type with a batch brain is checked.
-SMALL_BRAINS: dict[str, dict[str, Any]] = {
-    "FFNN": {"hidden_layers": [5]},
-    "CTRNN": {"number_neurons": 5},
-    "LSTM": {"hidden_size": 4},
+# Small networks keep the tests fast; every brain type with a batch brain is checked, CTRNN also
+# with state noise (drawn from the brain rngs, so the per-episode generators are checked too).
+BRAIN_CASES: dict[str, dict[str, Any]] = {
+    "FFNN": {"type": "FFNN", "hidden_layers": [5]},
+    "CTRNN": {"type": "CTRNN", "number_neurons": 5},
+    "CTRNN-noisy": {"type": "CTRNN", "number_neurons": 5, "parameter_perturbations": 0.05},
+    "LSTM": {"type": "LSTM", "hidden_size": 4},
 }
 
 
 def batch_brain_types() -> list[str]:
-    return [name for name in brain_types() if name in SMALL_BRAINS]
+    return [case for case, config in BRAIN_CASES.items() if config["type"] in brain_types()]
 
 
 def make_spec(env_id: str, env_kwargs: dict | None = None, **runner: Any) -> RunnerSpec:
@@ -47,7 +51,7 @@ def make_spec(env_id: str, env_kwargs: dict | None = None, **runner: Any) -> Run
 
 
 def make_brain_template(brain: str, spec: RunnerSpec) -> BrainTemplate:
-    config = parse_brain_config({"type": brain, **SMALL_BRAINS[brain]}, "brain")
+    config = parse_brain_config(BRAIN_CASES[brain], "brain")
     env = spec.environment.make()
     try:
         return make_template(
@@ -287,3 +291,15 @@ def test_bad_input_gives_clear_errors():
         state.close()
     with pytest.raises(RuntimeError, match="start"):
         VectorizedHandler().batch_evaluate(np.zeros((1, 1)), np.zeros(1))
+
+
+def test_batched_brain_rngs_are_the_streams_of_brain_rng():
+    """brain_rngs (one SeedSequence per distinct seed) gives every individual the stream that
+    brain_rng(seed, episode) gives, and separate generator objects for equal seeds."""
+    seeds = np.array([7, 2**32 - 1, 7, 0, 123456789], dtype=np.uint32)
+    for episode in (0, 3):
+        fast = brain_rngs(seeds, episode)
+        assert len({id(g) for g in fast}) == len(seeds)
+        for seed, generator in zip(seeds, fast):
+            expected = brain_rng(int(seed), episode).standard_normal(20)
+            np.testing.assert_array_equal(generator.standard_normal(20), expected)
