@@ -26,8 +26,9 @@ predecessor it keeps their signs). ``normalize_input`` scales every Box observat
 finite bounds (|bound| < 1e5) from [low, high] to [-target, target]; it is folded into V and b
 when a brain is filled, so it costs a step nothing.
 
-Fast path: a brain stores M = [V; W; b] ((inputs + N + 1) × N, the genome's order, so a dense
-genome pours in with contiguous copies) and z = [u | σ(y) | 1], so dy/dt is one ``np.dot``.
+Fast path: a brain stores M = delta_t·[V; W; b] ((inputs + N + 1) × N, in the genome's order, so
+a dense genome pours in with contiguous copies) and z = [u | σ(y) | 1], so delta_t·dy/dt is one
+``np.dot``.
 Every buffer is preallocated, and the options that change the step are decided at build time.
 """
 
@@ -53,6 +54,7 @@ from neuro_evolution.brains.masks import (
     check_mask_param,
     keep_largest,
     make_mask,
+    merge_sections,
 )
 from neuro_evolution.configtools import ConfigError, config_class, join, option
 from neuro_evolution.evaluation.spaces import SpaceAdapter
@@ -123,7 +125,7 @@ class CTRNNBrain(Brain):
 
     __slots__ = (
         "io", "encode", "M", "T", "y0", "low", "high", "y", "z", "u", "s", "dy", "o", "base",
-        "delta_t", "activation", "activation_args", "rng", "noise", "sigma",
+        "activation", "activation_args", "rng", "noise", "sigma",
     )  # fmt: skip
 
     def __init__(self, io: SpaceAdapter, plan: _Plan):
@@ -141,7 +143,6 @@ class CTRNNBrain(Brain):
         self.dy = np.empty(plan.N)
         self.o = np.empty(plan.n_out)
         self.base = self.s if plan.inplace else self.y
-        self.delta_t = plan.delta_t
         self.activation, self.activation_args = plan.activation
         self.rng: np.random.Generator | None = None
         self.sigma = plan.sigma
@@ -158,8 +159,7 @@ class CTRNNBrain(Brain):
         y = self.y
         self.u[...] = self.encode(observation)
         self.activation(y, *self.activation_args, out=self.s)
-        np.dot(self.z, self.M, out=self.dy)
-        np.multiply(self.dy, self.delta_t, out=self.dy)
+        np.dot(self.z, self.M, out=self.dy)  # delta_t * dy/dt: M is pre-multiplied
         np.add(self.base, self.dy, out=y)
         self.perturb()
         np.minimum(y, self.high, out=y)
@@ -229,7 +229,6 @@ class CTRNNBatchBrain(BatchBrain):
         activation, args = plan.activation
         activation(y, *args, out=s)
         dy = np.matmul(z[:, None, :], params["M"])[:, 0, :]
-        np.multiply(dy, plan.delta_t, out=dy)
         new = np.add(s if plan.inplace else y, dy)
         if plan.sigma:
             noise = np.empty_like(new)
@@ -252,7 +251,7 @@ class _Plan:
     __slots__ = (
         "N", "n_in", "n_out", "input_shape", "one_hot", "M", "T", "y0", "low", "high", "z",
         "own_y0", "own_bounds", "sections", "learned", "diagonal", "input_scale", "input_shift",
-        "delta_t", "activation", "inplace", "sigma", "brain_class",
+        "activation", "inplace", "sigma", "brain_class",
     )  # fmt: skip
 
     def __init__(self, t: CTRNNTemplate):
@@ -267,22 +266,26 @@ class _Plan:
         rows = n_in + N + int(c.use_bias or c.normalize_input)  # M = [V; W; b]
         sections: list[Section] = []
         offset = 0
-        for target, mask, row0 in (("M", t.v_mask, 0), ("M", t.w_mask, n_in), ("T", t.t_mask, 0)):
-            part, offset = block_sections(target, mask, row0, 0, offset)
+        dt = c.delta_t  # M holds delta_t * [V; W; b]: the step saves a multiplication
+        blocks = (("M", t.v_mask, 0, dt), ("M", t.w_mask, n_in, dt), ("T", t.t_mask, 0, 1.0))
+        for target, mask, row0, scale in blocks:
+            part, offset = block_sections(target, mask, row0, 0, offset, scale)
             sections += part
-        extra = [("M", (rows - 1, slice(None)), N)] if c.use_bias else []
+        extra = [("M", (rows - 1, slice(None)), N, dt)] if c.use_bias else []
         if c.optimize_y0:
-            extra.append(("y0", (), N))
+            extra.append(("y0", (), N, 1.0))
         bound_size = {"per_neuron": N, "global": 1, "fixed": 0}[c.optimize_state_boundaries]
         if bound_size:
-            extra += [("low", (), bound_size), ("high", (), bound_size)]
-        for target, index, size in extra:
+            extra += [("low", (), bound_size, 1.0), ("high", (), bound_size, 1.0)]
+        for target, index, size, scale in extra:
             part_slice = slice(offset, offset + size)
-            sections.append(Section(target=target, index=index, part=part_slice, shape=(size,)))
+            sections.append(
+                Section(target=target, index=index, part=part_slice, shape=(size,), scale=scale)
+            )
             offset += size
         if offset != t.genome_size:
             raise ValueError(f"genome_size is {t.genome_size}, but the layout needs {offset}")
-        self.sections = tuple(sections)
+        self.sections = tuple(merge_sections(sections))
         self.own_y0 = c.optimize_y0
         self.own_bounds = bound_size > 0
         self.learned = tuple(
@@ -307,7 +310,6 @@ class _Plan:
         z = np.zeros(rows)
         z[n_in + N :] = 1.0
         self.z = readonly(z)
-        self.delta_t = c.delta_t
         self.activation = ACTIVATIONS[c.neuron_activation]
         self.inplace = c.neuron_activation_inplace
         self.sigma = c.parameter_perturbations

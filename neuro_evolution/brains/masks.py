@@ -97,30 +97,47 @@ def keep_largest(block: np.ndarray, percentile: float) -> None:
 
 @frozen_dataclass
 class Section(metaclass=FrozenClassMeta):
-    """``getattr(brain, target)[..., *index] = genome[..., part]`` reshaped to ``shape``."""
+    """``getattr(brain, target)[..., *index] = scale * genome[..., part]`` reshaped to ``shape``.
+
+    ``scale`` lets a brain store pre-multiplied weights (the CTRNN folds delta_t into its matrix)
+    at no extra cost for slice indices: the product is written straight into the target.
+    """
 
     target: str
     index: tuple[Any, ...]
     part: slice
     shape: tuple[int, ...]
+    scale: float = 1.0
     key: tuple[Any, ...] = dataclasses.field(init=False, repr=False, compare=False)
+    is_view: bool = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "key", (Ellipsis, *self.index))
+        views = all(isinstance(i, slice | int) for i in self.index)
+        object.__setattr__(self, "is_view", views)
 
     def pour(self, brain: Any, genome: np.ndarray) -> None:
         """Copy this section of ``genome`` (shape (G,) or (P, G)) into ``brain``'s array."""
-        values = genome[..., self.part].reshape(genome.shape[:-1] + self.shape)
-        getattr(brain, self.target)[self.key] = values
+        if genome.ndim == 1:
+            values = genome[self.part].reshape(self.shape)
+        else:
+            values = genome[:, self.part].reshape((genome.shape[0], *self.shape))
+        target = getattr(brain, self.target)
+        if self.scale == 1.0:
+            target[self.key] = values
+        elif self.is_view:
+            np.multiply(values, self.scale, out=target[self.key])
+        else:
+            target[self.key] = values * self.scale
 
 
 def block_sections(
-    target: str, mask: np.ndarray, row0: int, col0: int, start: int
+    target: str, mask: np.ndarray, row0: int, col0: int, start: int, scale: float = 1.0
 ) -> tuple[list[Section], int]:
     """Sections pouring a masked block whose genome values start at ``start``.
 
-    The block's entry (r, c) lands at ``target[row0 + r, col0 + c]``. Returns the sections and
-    the genome offset after the block.
+    The block's entry (r, c) lands at ``target[row0 + r, col0 + c]`` (times ``scale``). Returns
+    the sections and the genome offset after the block.
     """
     rows, cols = mask.shape
     size = int(np.count_nonzero(mask))
@@ -129,7 +146,41 @@ def block_sections(
         return [], start
     if mask.all():
         index = (slice(row0, row0 + rows), slice(col0, col0 + cols))
-        return [Section(target=target, index=index, part=part, shape=(rows, cols))], start + size
+        shape = (rows, cols)
+        return [
+            Section(target=target, index=index, part=part, shape=shape, scale=scale)
+        ], start + size
     r, c = np.nonzero(mask)  # row-major order, the genome's order
     index = (readonly(r + row0), readonly(c + col0))
-    return [Section(target=target, index=index, part=part, shape=(size,))], start + size
+    shape = (size,)
+    return [Section(target=target, index=index, part=part, shape=shape, scale=scale)], start + size
+
+
+def merge_sections(sections: list[Section]) -> list[Section]:
+    """Join consecutive dense blocks that continue each other in the genome and in the target
+    (same columns, next rows): one copy instead of several, e.g. the CTRNN's V and W."""
+    merged: list[Section] = []
+    for section in sections:
+        last = merged[-1] if merged else None
+        if (
+            last is not None
+            and last.target == section.target
+            and last.scale == section.scale
+            and last.part.stop == section.part.start
+            and len(last.shape) == len(section.shape) == 2
+            and last.is_view
+            and section.is_view
+            and last.index[1] == section.index[1]
+            and last.index[0].stop == section.index[0].start
+        ):
+            rows = slice(last.index[0].start, section.index[0].stop)
+            merged[-1] = Section(
+                target=section.target,
+                index=(rows, section.index[1]),
+                part=slice(last.part.start, section.part.stop),
+                shape=(last.shape[0] + section.shape[0], section.shape[1]),
+                scale=section.scale,
+            )
+        else:
+            merged.append(section)
+    return merged
