@@ -269,7 +269,7 @@ class _Plan:
         dt = c.delta_t  # M holds delta_t * [V; W; b]: the step saves a multiplication
         blocks = (("M", t.v_mask, 0, dt), ("M", t.w_mask, n_in, dt), ("T", t.t_mask, 0, 1.0))
         for target, mask, row0, scale in blocks:
-            part, offset = block_sections(target, mask, row0, 0, offset, scale)
+            part, offset = block_sections(target, mask, row0, mask.shape[1], offset, scale)
             sections += part
         extra = [("M", (rows - 1, slice(None)), N, dt)] if c.use_bias else []
         if c.optimize_y0:

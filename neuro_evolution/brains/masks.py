@@ -12,9 +12,9 @@ the genome holds one value per True entry, in row-major mask order. Mask types (
   the ``param``-th percentile (numpy's "higher" method) of the matrix's magnitudes are kept.
 
 A :class:`Section` says where one stretch of the genome goes: ``target[index] = genome[part]``,
-written with ``...`` in front of the index so one plan fills a single brain's arrays and a batch
-brain's stacked arrays alike. Dense blocks use slices (a strided copy); masked blocks use
-precomputed row/column index arrays (one fancy assignment).
+for a single brain's arrays and a batch brain's stacked arrays alike. Dense blocks use slices
+(a plain copy); masked blocks use precomputed positions in the flattened target (one fancy
+assignment on a flat view).
 """
 
 from __future__ import annotations
@@ -97,10 +97,13 @@ def keep_largest(block: np.ndarray, percentile: float) -> None:
 
 @frozen_dataclass
 class Section(metaclass=FrozenClassMeta):
-    """``getattr(brain, target)[..., *index] = scale * genome[..., part]`` reshaped to ``shape``.
+    """``target[index] = scale * genome[part]`` reshaped to ``shape``, for one brain or a batch.
 
-    ``scale`` lets a brain store pre-multiplied weights (the CTRNN folds delta_t into its matrix)
-    at no extra cost for slice indices: the product is written straight into the target.
+    ``index`` addresses one brain's array; a batch brain's arrays have a leading axis of P
+    brains, which ``pour`` adds. With ``flat``, ``index`` is one array of positions in the
+    flattened target (a masked block: one fancy assignment on a flat view, the fastest scatter).
+    ``scale`` lets a brain store pre-multiplied weights (the CTRNN folds delta_t into its
+    matrix); for slice indices the product is written straight into the target.
     """
 
     target: str
@@ -108,36 +111,44 @@ class Section(metaclass=FrozenClassMeta):
     part: slice
     shape: tuple[int, ...]
     scale: float = 1.0
-    key: tuple[Any, ...] = dataclasses.field(init=False, repr=False, compare=False)
+    flat: bool = False
+    batch_index: tuple[Any, ...] = dataclasses.field(init=False, repr=False, compare=False)
     is_view: bool = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "key", (Ellipsis, *self.index))
+        object.__setattr__(self, "batch_index", (slice(None), *self.index))
         views = all(isinstance(i, slice | int) for i in self.index)
         object.__setattr__(self, "is_view", views)
 
     def pour(self, brain: Any, genome: np.ndarray) -> None:
         """Copy this section of ``genome`` (shape (G,) or (P, G)) into ``brain``'s array."""
+        target = getattr(brain, self.target)
         if genome.ndim == 1:
             values = genome[self.part].reshape(self.shape)
+            index = self.index
+            if self.flat:
+                target = target.reshape(-1)
         else:
-            values = genome[:, self.part].reshape((genome.shape[0], *self.shape))
-        target = getattr(brain, self.target)
+            count = genome.shape[0]
+            values = genome[:, self.part].reshape((count, *self.shape))
+            index = self.batch_index
+            if self.flat:
+                target = target.reshape(count, -1)
         if self.scale == 1.0:
-            target[self.key] = values
+            target[index] = values
         elif self.is_view:
-            np.multiply(values, self.scale, out=target[self.key])
+            np.multiply(values, self.scale, out=target[index])
         else:
-            target[self.key] = values * self.scale
+            target[index] = values * self.scale
 
 
 def block_sections(
-    target: str, mask: np.ndarray, row0: int, col0: int, start: int, scale: float = 1.0
+    target: str, mask: np.ndarray, row0: int, width: int, start: int, scale: float = 1.0
 ) -> tuple[list[Section], int]:
     """Sections pouring a masked block whose genome values start at ``start``.
 
-    The block's entry (r, c) lands at ``target[row0 + r, col0 + c]`` (times ``scale``). Returns
-    the sections and the genome offset after the block.
+    The block's entry (r, c) lands at ``target[row0 + r, c]`` (times ``scale``) of a target with
+    ``width`` columns. Returns the sections and the genome offset after the block.
     """
     rows, cols = mask.shape
     size = int(np.count_nonzero(mask))
@@ -145,15 +156,15 @@ def block_sections(
     if size == 0:
         return [], start
     if mask.all():
-        index = (slice(row0, row0 + rows), slice(col0, col0 + cols))
-        shape = (rows, cols)
-        return [
-            Section(target=target, index=index, part=part, shape=shape, scale=scale)
-        ], start + size
-    r, c = np.nonzero(mask)  # row-major order, the genome's order
-    index = (readonly(r + row0), readonly(c + col0))
-    shape = (size,)
-    return [Section(target=target, index=index, part=part, shape=shape, scale=scale)], start + size
+        index: tuple[Any, ...] = (slice(row0, row0 + rows), slice(0, cols))
+        section = Section(target=target, index=index, part=part, shape=(rows, cols), scale=scale)
+    else:
+        r, c = np.nonzero(mask)  # row-major order, the genome's order
+        index = (readonly((r + row0) * width + c),)
+        section = Section(
+            target=target, index=index, part=part, shape=(size,), scale=scale, flat=True
+        )
+    return [section], start + size
 
 
 def merge_sections(sections: list[Section]) -> list[Section]:
@@ -168,8 +179,8 @@ def merge_sections(sections: list[Section]) -> list[Section]:
             and last.scale == section.scale
             and last.part.stop == section.part.start
             and len(last.shape) == len(section.shape) == 2
-            and last.is_view
-            and section.is_view
+            and not last.flat
+            and not section.flat
             and last.index[1] == section.index[1]
             and last.index[0].stop == section.index[0].start
         ):
