@@ -70,7 +70,7 @@ class CTRNNConfig(BrainConfig):
 
     number_neurons: int = option(10, doc="neurons N of the network", ge=1)
     delta_t: float = option(0.05, doc="Euler step of y += delta_t * dy/dt", gt=0)
-    neuron_activation: Literal["tanh", "relu"] = option("tanh", doc="σ in dy/dt = W·σ(y) + V·u + b")
+    neuron_activation: Literal["tanh", "relu"] = option("tanh", doc="σ in dy/dt = σ(y)·W + u·V + b")
     neuron_activation_inplace: bool = option(
         False, doc="integrate from σ(y) instead of y: y ← σ(y) + delta_t * dy/dt"
     )
@@ -86,7 +86,7 @@ class CTRNNConfig(BrainConfig):
     set_principle_diagonal_elements_of_W_negative: bool = option(
         False, doc="self-connections become inhibitory: W[i, i] = -|W[i, i]|"
     )
-    v_mask: MaskType = option("dense", doc="which input weights V (N x inputs) exist")
+    v_mask: MaskType = option("dense", doc="which input weights V (inputs x N) exist")
     v_mask_param: float = option(1.0, doc=MASK_PARAM_DOC)
     w_mask: MaskType = option("dense", doc="which recurrent weights W (N x N) exist")
     w_mask_param: float = option(1.0, doc=MASK_PARAM_DOC)
