@@ -108,6 +108,7 @@ def test_example_brain_trains_through_the_imports_key() -> None:
     """The guide's config (imports + brain section) trains for two generations unchanged."""
     snippet = json.loads(guide_block("## Using it", "json"))
     assert snippet["brain"]["type"] == "Elman" and snippet["imports"]
+    assert parse_config({**snippet, "imports": [MODULE]}).brain.type_name() == "Elman"
     data = small_config(imports=[MODULE], brain=snippet["brain"], number_generations=2)
     experiment = Experiment(parse_config(data))
     summary = experiment.run()
