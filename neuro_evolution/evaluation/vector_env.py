@@ -36,7 +36,6 @@ class LockstepEnv(ABC):
     """``num_envs`` copies of one env; ``step`` only has to advance the ``active`` ones."""
 
     num_envs: int
-    kind: str  # "native" or "sync", for describe()
 
     @abstractmethod
     def reset(self, seeds: Sequence[int]) -> np.ndarray:
@@ -64,8 +63,6 @@ def _observation_buffer(space: gym.Space, count: int) -> np.ndarray:
 
 class SyncLockstepEnv(LockstepEnv):
     """A ``SyncVectorEnv`` of runner-identical envs whose active sub-envs are stepped one by one."""
-
-    kind = "sync"
 
     def __init__(self, environment: EnvironmentConfig, count: int, discrete_actions: bool):
         self.num_envs = count
@@ -139,8 +136,6 @@ def _native_adapters() -> dict[type, NativeAdapter]:
 
 class NativeLockstepEnv(LockstepEnv):
     """An env's own numpy vector env; every copy steps every time (finished ones are ignored)."""
-
-    kind = "native"
 
     def __init__(
         self, environment: EnvironmentConfig, count: int, adapter: NativeAdapter, neutral: Any
