@@ -91,7 +91,7 @@ def main() -> None:
         default=["LunarLander-v3", "HalfCheetah-v5"],
         help="env-heavy tasks for the speed-up",
     )
-    parser.add_argument("--gens", type=int, default=4, help="timed generations of the heavy task")
+    parser.add_argument("--gens", type=int, default=6, help="timed generations of the heavy task")
     parser.add_argument("--overhead-gens", type=int, default=15, help="timed cheap generations")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
