@@ -236,7 +236,7 @@ class Checkpointer:
         if self.pause_generation == experiment.generation:
             os.kill(os.getpid(), signal.SIGSTOP)
         if stop and not experiment.done:  # a finished run ends normally
-            raise TrainingStopped(experiment.generation, self.directory / self.entries[-1]["file"])
+            raise TrainingStopped(experiment.generation, self.run_dir / self.entries[-1]["file"])
 
     def write(self, experiment: Experiment) -> Path:
         """Write the checkpoint of the current generation, then the status, then prune."""

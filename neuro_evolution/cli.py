@@ -6,6 +6,7 @@ import sys
 from collections.abc import Callable
 
 from neuro_evolution.configtools import ConfigError
+from neuro_evolution.evaluation.handlers.base import HandlerStartError
 from neuro_evolution.evaluation.spaces import UnsupportedSpaceError
 
 EXIT_USAGE = 2
@@ -14,6 +15,7 @@ EXIT_USAGE = 2
 USER_ERRORS: tuple[type[BaseException], ...] = (
     ConfigError,
     UnsupportedSpaceError,
+    HandlerStartError,
     FileExistsError,
     FileNotFoundError,
 )

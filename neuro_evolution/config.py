@@ -33,7 +33,7 @@ class EvaluationConfig(ConfigBase):
     """Which evaluation handler runs the episodes (the command line can override each field)."""
 
     handler: Literal["sequential", "mp", "dask", "vectorized"] = option(
-        "sequential", doc="sequential, mp (multiprocessing pool), dask, or vectorized"
+        "mp", doc="sequential, mp (a process pool on all cores), dask, or vectorized"
     )
     workers: int = option(0, doc="worker processes for mp/dask (0: one per core)", ge=0)
     start_method: Literal["fork", "forkserver", "spawn"] = option(
@@ -42,7 +42,9 @@ class EvaluationConfig(ConfigBase):
         "rely on fork copying the parent's memory",
     )
     scheduler: str | None = option(
-        None, doc="address of an existing Dask scheduler (tcp://HOST:PORT); none: a LocalCluster"
+        None,
+        doc="existing Dask scheduler: an address (tcp://HOST:PORT) or a scheduler file; "
+        "null: start a LocalCluster",
     )
     vectorize: bool = option(False, doc="mp/dask workers evaluate their chunks vectorized")
 

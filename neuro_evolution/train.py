@@ -70,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--start-method", choices=("fork", "forkserver", "spawn"), help="start method for mp"
     )
     parser.add_argument(
-        "--scheduler", help="address of an existing Dask scheduler (tcp://HOST:PORT)"
+        "--scheduler",
+        help="existing Dask scheduler: tcp://HOST:PORT or a scheduler file (default: LocalCluster)",
     )
     parser.add_argument(
         "--vectorize", action="store_true", default=None, help="mp/dask workers evaluate vectorized"
@@ -200,12 +201,16 @@ def main(argv: list[str] | None = None) -> int:
     def train() -> int:
         config = apply_overrides(load_config(args.config), args)
         experiment = Experiment(config, quiet=args.quiet)  # validates, builds, dry-runs
-        run_dir = new_run_directory(args.config, args.out)
+        run_dir = None
         try:
+            experiment.start()  # workers up before anything is written: a failure leaves nothing
+            run_dir = new_run_directory(args.config, args.out)
             experiment.attach_run_directory(run_dir)
             install_checkpoints(experiment, should_stop=request.requested)
         except BaseException:
-            shutil.rmtree(run_dir, ignore_errors=True)
+            experiment.close()
+            if run_dir is not None:
+                shutil.rmtree(run_dir, ignore_errors=True)
             raise
         if not args.quiet:
             print(f"run directory: {run_dir}")
@@ -230,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"--generations N (N > {total}) to extend it"
             )
             return 0
+        experiment.start()
         if not args.quiet:
             print(f"resuming {run_dir} at generation {experiment.generation} of {total}")
             print(f"evaluation: {experiment.handler.describe()}", flush=True)

@@ -18,6 +18,7 @@ SMALL_CARTPOLE: dict[str, Any] = {
     "optimizer": {"type": "MU_ES", "mu": 6, "lambda_": 12},
     "brain": {"type": "FFNN", "hidden_layers": [4]},
     "episode_runner": {"number_fitness_runs": 2, "max_steps_per_run": 60},
+    "evaluation": {"handler": "sequential"},
 }
 
 

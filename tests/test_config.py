@@ -26,6 +26,12 @@ def test_valid_config_parses_and_fills_defaults():
     resolved = config_to_dict(config)
     assert resolved["episode_runner"]["number_fitness_runs"] == 2
     assert resolved["evaluation"]["handler"] == "sequential"
+    assert (
+        config_to_dict(
+            parse_config({k: v for k, v in small_config().items() if k != "evaluation"})
+        )["evaluation"]["handler"]
+        == "mp"
+    )  # the default: all cores
     assert resolved["brain"]["type"] == "FFNN"
     assert resolved["optimizer"]["type"] == "MU_ES"
     assert parse_config(resolved) == config  # the resolved form parses to the same config

@@ -164,6 +164,8 @@ def test_a_signal_stops_at_a_generation_boundary_with_a_checkpoint(tmp_path, sig
     out, err = process.communicate(timeout=120)
     assert process.returncode == 128 + signum, err
     assert "stopped: 3 generations done" in out
+    printed_checkpoint = out.split("checkpoint: ")[1].split()[0]
+    assert Path(printed_checkpoint).is_file()  # the message names the real file
     assert f"--resume {run_dir}" in out
     assert f"{signal.Signals(signum).name}: finishing this generation" in err
     assert "Traceback" not in err

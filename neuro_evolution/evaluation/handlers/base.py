@@ -18,6 +18,10 @@ from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
 from neuro_evolution.frozen import FrozenABCMeta
 
 
+class HandlerStartError(RuntimeError):
+    """A handler could not start for a reason the user can fix (one actionable line)."""
+
+
 class WorkerState:
     """What a worker keeps for the whole run: the template, one runner (env) and one brain."""
 

@@ -25,9 +25,14 @@ from distributed import Client, LocalCluster, get_worker
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.configtools import ConfigError
 from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers import worker as worker_side
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler, split_chunks
+from neuro_evolution.evaluation.handlers.base import (
+    EvaluationHandler,
+    HandlerStartError,
+    split_chunks,
+)
 
 WORKER_WAIT_SECONDS = 120  # for the first worker of an existing cluster to be there
 
@@ -96,11 +101,12 @@ class DaskHandler(EvaluationHandler):
         connect_timeout: float = 30.0,
     ) -> None:
         if not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"evaluation.workers: must be an integer >= 1, got {workers!r}")
+            raise ConfigError("evaluation.workers", f"must be an integer >= 1, got {workers!r}")
         if scheduler is not None and "://" not in scheduler and not os.path.isfile(scheduler):
-            raise ValueError(
-                f"evaluation.scheduler: {scheduler!r} is neither an address like "
-                "tcp://HOST:8786 nor an existing scheduler file"
+            raise ConfigError(
+                "evaluation.scheduler",
+                f"{scheduler!r} is neither an address like tcp://HOST:8786 nor an existing "
+                "scheduler file",
             )
         if chunks_per_worker < 1:
             raise ValueError(f"chunks_per_worker must be >= 1, got {chunks_per_worker!r}")
@@ -153,7 +159,7 @@ class DaskHandler(EvaluationHandler):
                 set_as_default=False,
             )
         except OSError as error:
-            raise RuntimeError(
+            raise HandlerStartError(
                 f"evaluation.scheduler: cannot reach the Dask scheduler at {self.scheduler} "
                 f"({error}); start one with `dask scheduler`, or leave scheduler unset to use a "
                 "LocalCluster"
@@ -162,7 +168,7 @@ class DaskHandler(EvaluationHandler):
             client.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
         except TimeoutError:
             client.close()
-            raise RuntimeError(
+            raise HandlerStartError(
                 f"evaluation.scheduler: no Dask worker joined {self.scheduler} within "
                 f"{WORKER_WAIT_SECONDS} s; start workers with `dask worker {self.scheduler}`"
             ) from None

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.configtools import ConfigError
 from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers import worker
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler, split_chunks
@@ -45,14 +46,14 @@ class MultiprocessingHandler(EvaluationHandler):
         chunks_per_worker: int = 4,
     ) -> None:
         if not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"evaluation.workers: must be an integer >= 1, got {workers!r}")
+            raise ConfigError("evaluation.workers", f"must be an integer >= 1, got {workers!r}")
         if start_method not in multiprocessing.get_all_start_methods():
             available = ", ".join(
                 m for m in START_METHODS if m in multiprocessing.get_all_start_methods()
             )
-            raise ValueError(
-                f"evaluation.start_method: {start_method!r} is not available here; use one of "
-                f"{available}"
+            raise ConfigError(
+                "evaluation.start_method",
+                f"{start_method!r} is not available here; use one of {available}",
             )
         if chunks_per_worker < 1:
             raise ValueError(f"chunks_per_worker must be >= 1, got {chunks_per_worker!r}")

@@ -9,6 +9,7 @@ with :func:`make_worker_state` inside a worker plugin.
 from __future__ import annotations
 
 import os
+import signal
 from multiprocessing import util
 from typing import Protocol
 
@@ -59,6 +60,9 @@ def init_process(template: BrainTemplate, spec: RunnerSpec, vectorize: bool) -> 
     the worker, and the parent would learn nothing but "a process died").
     """
     global _STATE, _INIT_ERROR
+    # Ctrl-C in a terminal reaches the whole process group: only the parent handles it (it
+    # finishes the generation and writes a checkpoint), so workers must not die of it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         _STATE = make_worker_state(template, spec, vectorize)
     except Exception as error:  # re-raised by every task of this worker
