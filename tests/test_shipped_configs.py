@@ -14,7 +14,7 @@ CONFIGS = sorted((Path(__file__).resolve().parent.parent / "configs").glob("*.js
 
 
 def test_the_shipped_configs_cover_the_promised_environments():
-    """CartPole, LunarLander, BipedalWalker and HalfCheetah ship, with FFNN and CMA-ES among them."""
+    """CartPole, LunarLander, BipedalWalker and HalfCheetah ship; FFNN and CMA-ES among them."""
     configs = [load_config(path) for path in CONFIGS]
     env_ids = {config.environment.id for config in configs}
     assert {"CartPole-v1", "LunarLander-v3", "BipedalWalker-v3", "HalfCheetah-v5"} <= env_ids
