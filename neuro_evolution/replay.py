@@ -8,6 +8,7 @@ each episode. ``--render`` opens a window; ``--video DIR`` records MP4s (needs t
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -62,6 +63,8 @@ def replay(
         RunnerSpec(environment=config.environment, episode_runner=config.episode_runner),
         number_fitness_runs=1,
     )
+    if video is not None and importlib.util.find_spec("moviepy") is None:
+        raise UserError("--video needs moviepy: pip install -e '.[video]'")
     render_mode = "human" if render else ("rgb_array" if video else None)
     env = config.environment.make(render_mode=render_mode)
     if video is not None:

@@ -133,3 +133,28 @@ def test_bad_novelty_values_are_refused_at_start_up(novelty, field):
     """Each bad novelty value is a ConfigError naming the field."""
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
         parse_config(small_config(novelty=novelty))
+
+
+def test_novelty_runs_identically_with_every_local_handler():
+    """Behaviours travel back from workers: mp and vectorized give the sequential run's log and
+    archive exactly (Dask uses the same worker code; its identity is held in the handler tests)."""
+    from neuro_evolution.evaluation.handlers import make_handler
+
+    novelty = {"novelty_weight": 0.7, "behavioral_max_length": 15, "behavior_source": "action"}
+    data = small_config(number_generations=2, novelty=novelty)
+
+    def run(handler):
+        experiment = Experiment(parse_config(data), handler=handler)
+        try:
+            experiment.run()
+        finally:
+            handler.close()
+        return [{k: v for k, v in row.items() if k != "wall_time"} for row in experiment.log], (
+            experiment.novelty.behaviors
+        )
+
+    expected_log, expected_archive = run(make_handler("sequential"))
+    for handler in (make_handler("mp", workers=2), make_handler("vectorized")):
+        log, archive = run(handler)
+        assert log == expected_log
+        assert np.array_equal(archive, expected_archive)

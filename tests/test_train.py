@@ -48,6 +48,14 @@ def test_train_writes_a_complete_run_directory_and_replay_reads_it(tmp_path, cap
     assert "mean return" in capsys.readouterr().out
 
 
+def test_replay_records_videos(tmp_path):
+    """replay --video writes one MP4 per episode (rgb_array rendering, no display needed)."""
+    out = tmp_path / "run"
+    Experiment(parse_config(small_config(number_generations=1)), run_dir=out).run()
+    assert replay.main([str(out), "--episodes", "2", "--video", str(tmp_path / "videos")]) == 0
+    assert len(list((tmp_path / "videos").glob("*.mp4"))) == 2
+
+
 def test_replay_uses_the_saved_template_state(tmp_path):
     """Replaying gives the brain the training evaluated: same return for the same env seed."""
     out = tmp_path / "run"
