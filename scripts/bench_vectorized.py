@@ -38,14 +38,21 @@ from neuro_evolution.experiment import build_template
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def setup(config_name: str, runs: int) -> tuple[BrainTemplate, RunnerSpec, tuple[float, float]]:
-    """Template, runner spec (``runs`` episodes, shared seeds) and initial gene range."""
+def setup(
+    config_name: str, runs: int, number_neurons: int | None = None
+) -> tuple[BrainTemplate, RunnerSpec, tuple[float, float]]:
+    """Template, runner spec (``runs`` episodes, shared seeds) and initial gene range
+    (the optimizer's, or [-1, 1] for CMA-ES); ``number_neurons`` resizes the CTRNN."""
     config = load_config(ROOT / "configs" / config_name)
+    if number_neurons is not None:
+        brain = dataclasses.replace(config.brain, number_neurons=number_neurons)
+        config = dataclasses.replace(config, brain=brain)
     runner = dataclasses.replace(
         config.episode_runner, number_fitness_runs=runs, fix_seed_for_generation=True
     )
     spec = RunnerSpec(environment=config.environment, episode_runner=runner)
-    return build_template(config), spec, tuple(config.optimizer.initial_gene_range)
+    gene_range = getattr(config.optimizer, "initial_gene_range", (-1.0, 1.0))
+    return build_template(config), spec, tuple(gene_range)
 
 
 def steps_per_second(
@@ -158,7 +165,7 @@ def main() -> None:
     args = parser.parse_args()
     rng = np.random.default_rng(0)
 
-    cartpole, cartpole_spec, (low, high) = setup("cartpole.json", runs=1)
+    cartpole, cartpole_spec, (low, high) = setup("cartpole.json", runs=1, number_neurons=10)
     print(f"CartPole-v1 brain: {cartpole.config.type_name()}, genome size {cartpole.genome_size}")
     initial = rng.uniform(low, high, size=(1000, cartpole.genome_size))
     compare("CartPole-v1 generation 0", cartpole, cartpole_spec, initial, 100, args.repeats)
