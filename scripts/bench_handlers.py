@@ -1,7 +1,9 @@
 """Benchmark of the evaluation handlers: per-generation overhead and 2-worker speed-up.
 
-Two measurements, all handlers side by side in one run, generations interleaved across handlers
-(so background load on a shared machine hits them alike), medians printed:
+Two measurements, all handlers in one run, each handler alone on the machine while it is measured
+(started, timed, closed, then the next: an idle Dask scheduler runs an event loop inside this
+process, which would otherwise slow the sequential baseline and inflate the speed-ups), medians
+printed:
 
 1. Overhead: population 200 on CartPole-v1 with ``max_steps_per_run=1`` (one env step per
    genome, so env work is negligible). Printed: the wall time of one ``batch_evaluate`` per
@@ -20,6 +22,7 @@ import argparse
 import os
 import statistics
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -34,19 +37,19 @@ from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.seeds import generation_seeds
 
 
-def make_handlers(workers: int) -> dict[str, EvaluationHandler]:
-    """The handlers compared: sequential, mp and Dask LocalCluster with ``workers`` workers."""
+def make_handlers(workers: int) -> dict[str, Callable[[], EvaluationHandler]]:
+    """Factories of the handlers compared: sequential, mp and Dask LocalCluster."""
     return {
-        "sequential": SequentialHandler(),
-        f"mp ({workers} workers, forkserver)": MultiprocessingHandler(
+        "sequential": SequentialHandler,
+        f"mp ({workers} workers, forkserver)": lambda: MultiprocessingHandler(
             workers=workers, start_method="forkserver"
         ),
-        f"dask LocalCluster ({workers} workers)": DaskHandler(workers=workers),
+        f"dask LocalCluster ({workers} workers)": lambda: DaskHandler(workers=workers),
     }
 
 
 def measure(
-    handlers: dict[str, EvaluationHandler],
+    handlers: dict[str, Callable[[], EvaluationHandler]],
     env_id: str,
     runner: EpisodeRunnerConfig,
     population: int,
@@ -61,25 +64,28 @@ def measure(
         brain, env.observation_space, env.action_space, np.random.default_rng(0)
     )
     env.close()
-    for handler in handlers.values():
-        handler.start(template, spec)
-    rng = np.random.default_rng(1)
     times: dict[str, list[float]] = {name: [] for name in handlers}
-    for generation in range(generations + 1):
-        genomes = rng.normal(scale=0.5, size=(population, template.genome_size))
-        seeds = generation_seeds(0, generation, population, shared=False)
-        reference = None
-        for name, handler in handlers.items():
-            began = time.perf_counter()
-            results = handler.batch_evaluate(genomes, seeds)
-            elapsed = time.perf_counter() - began
-            if generation > 0:
-                times[name].append(elapsed)
-            fitness = [r.fitness for r in results]
-            if reference is None:
-                reference = fitness
-            elif fitness != reference:
-                raise AssertionError(f"{name} gave different results from sequential")
+    reference: list[list[float]] = []
+    for name, factory in handlers.items():
+        rng = np.random.default_rng(1)  # the same genomes for every handler
+        handler = factory()
+        try:
+            handler.start(template, spec)
+            for generation in range(generations + 1):
+                genomes = rng.normal(scale=0.5, size=(population, template.genome_size))
+                seeds = generation_seeds(0, generation, population, shared=False)
+                began = time.perf_counter()
+                results = handler.batch_evaluate(genomes, seeds)
+                elapsed = time.perf_counter() - began
+                if generation > 0:
+                    times[name].append(elapsed)
+                fitness = [r.fitness for r in results]
+                if len(reference) <= generation:
+                    reference.append(fitness)
+                elif fitness != reference[generation]:
+                    raise AssertionError(f"{name} gave different results from sequential")
+        finally:
+            handler.close()
     return times
 
 
@@ -98,27 +104,23 @@ def main() -> None:
 
     print(f"cores: {os.cpu_count()}, load average before: {os.getloadavg()[0]:.2f}")
     handlers = make_handlers(args.workers)
-    try:
-        cheap = measure(
+    cheap = measure(
+        handlers,
+        "CartPole-v1",
+        EpisodeRunnerConfig(max_steps_per_run=1),
+        population=200,
+        generations=args.overhead_gens,
+    )
+    heavy = {
+        env_id: measure(
             handlers,
-            "CartPole-v1",
-            EpisodeRunnerConfig(max_steps_per_run=1),
-            population=200,
-            generations=args.overhead_gens,
+            env_id,
+            EpisodeRunnerConfig(max_steps_per_run=400),
+            population=100,
+            generations=args.gens,
         )
-        heavy = {
-            env_id: measure(
-                handlers,
-                env_id,
-                EpisodeRunnerConfig(max_steps_per_run=400),
-                population=100,
-                generations=args.gens,
-            )
-            for env_id in args.envs
-        }
-    finally:
-        for handler in handlers.values():
-            handler.close()
+        for env_id in args.envs
+    }
 
     sequential_name = next(iter(handlers))
     cheap_seq = statistics.median(cheap[sequential_name])
