@@ -130,7 +130,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7, help="checkpoint writes per case")
     parser.add_argument("--skip-cma", action="store_true", help="skip the CMA_ES case")
     args = parser.parse_args()
-    print("note: figures are medians of this run on a 2-core machine that other processes may share")
+    print(
+        "note: figures are medians of this run on a 2-core machine that other processes may share"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         bench_big("MU_ES", args.repeats, workdir)
