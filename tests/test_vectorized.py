@@ -21,12 +21,8 @@ from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
 from neuro_evolution.evaluation.handlers import make_handler
 from neuro_evolution.evaluation.handlers.base import WorkerState
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.handlers.vectorized import (
-    VectorizedHandler,
-    VectorizedWorkerState,
-    brain_rngs,
-)
-from neuro_evolution.evaluation.seeds import brain_rng
+from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler, VectorizedWorkerState
+from neuro_evolution.evaluation.seeds import brain_rng, brain_rngs, episode_seed, episode_seeds
 from neuro_evolution.novelty import NoveltyConfig
 
 # Small networks keep the tests fast; every brain type with a batch brain is checked, CTRNN also
@@ -303,3 +299,4 @@ def test_batched_brain_rngs_are_the_streams_of_brain_rng():
         for seed, generator in zip(seeds, fast):
             expected = brain_rng(int(seed), episode).standard_normal(20)
             np.testing.assert_array_equal(generator.standard_normal(20), expected)
+        assert episode_seeds(seeds, episode) == [episode_seed(int(s), episode) for s in seeds]

@@ -25,7 +25,7 @@ import numpy as np
 from neuro_evolution.brains.base import BatchBrain, BrainTemplate
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState
-from neuro_evolution.evaluation.seeds import episode_seed
+from neuro_evolution.evaluation.seeds import brain_rngs, episode_seeds
 from neuro_evolution.evaluation.vector_env import (
     LockstepEnv,
     NativeAdapter,
@@ -48,7 +48,7 @@ def evaluate_lockstep(
     terminated_count = np.zeros(count, dtype=np.int64)
     truncated_count = np.zeros(count, dtype=np.int64)
     for episode in range(config.number_fitness_runs):
-        observations = envs.reset(_episode_seeds(seeds, episode))
+        observations = envs.reset(episode_seeds(seeds, episode))
         brain.reset(brain_rngs(seeds, episode))
         episode_return = np.zeros(count)
         steps = np.zeros(count, dtype=np.int64)
@@ -81,26 +81,6 @@ def evaluate_lockstep(
         )
         for i in range(count)
     ]
-
-
-def _episode_seeds(seeds: np.ndarray, episode: int) -> list[int]:
-    """``episode_seed(seed, episode)`` per individual, derived once per distinct seed."""
-    cache: dict[int, int] = {}
-    for seed in map(int, seeds):
-        if seed not in cache:
-            cache[seed] = episode_seed(seed, episode)
-    return [cache[seed] for seed in map(int, seeds)]
-
-
-def brain_rngs(seeds: np.ndarray, episode: int) -> list[np.random.Generator]:
-    """``brain_rng(seed, episode)`` for every seed, twice as fast: ``default_rng(entropy)`` is
-    ``Generator(PCG64(SeedSequence(entropy)))``, and the SeedSequence is made once per distinct
-    seed (a test holds this equal to :func:`brain_rng`)."""
-    sequences: dict[int, np.random.SeedSequence] = {}
-    for seed in map(int, seeds):
-        if seed not in sequences:
-            sequences[seed] = np.random.SeedSequence([seed, episode, 1])
-    return [np.random.Generator(np.random.PCG64(sequences[int(seed)])) for seed in seeds]
 
 
 class VectorizedWorkerState:
