@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.configtools import ConfigError
 from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
 from neuro_evolution.frozen import FrozenABCMeta
 
@@ -66,6 +67,14 @@ class EvaluationHandler(metaclass=FrozenABCMeta):
 
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
+
+
+def check_parallel_options(workers: int, chunks_per_worker: int) -> None:
+    """The options every parallel handler shares: at least one worker and one chunk per worker."""
+    if not isinstance(workers, int) or workers < 1:
+        raise ConfigError("evaluation.workers", f"must be an integer >= 1, got {workers!r}")
+    if chunks_per_worker < 1:
+        raise ValueError(f"chunks_per_worker must be >= 1, got {chunks_per_worker!r}")
 
 
 def split_chunks(count: int, chunks: int) -> list[slice]:

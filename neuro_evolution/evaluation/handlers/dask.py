@@ -31,6 +31,7 @@ from neuro_evolution.evaluation.handlers import worker as worker_side
 from neuro_evolution.evaluation.handlers.base import (
     EvaluationHandler,
     HandlerStartError,
+    check_parallel_options,
     split_chunks,
 )
 
@@ -100,16 +101,13 @@ class DaskHandler(EvaluationHandler):
         chunks_per_worker: int = 4,
         connect_timeout: float = 30.0,
     ) -> None:
-        if not isinstance(workers, int) or workers < 1:
-            raise ConfigError("evaluation.workers", f"must be an integer >= 1, got {workers!r}")
+        check_parallel_options(workers, chunks_per_worker)
         if scheduler is not None and "://" not in scheduler and not os.path.isfile(scheduler):
             raise ConfigError(
                 "evaluation.scheduler",
                 f"{scheduler!r} is neither an address like tcp://HOST:8786 nor an existing "
                 "scheduler file",
             )
-        if chunks_per_worker < 1:
-            raise ValueError(f"chunks_per_worker must be >= 1, got {chunks_per_worker!r}")
         self.workers = workers
         self.scheduler = scheduler
         self.vectorize = vectorize

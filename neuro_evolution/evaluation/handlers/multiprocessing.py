@@ -30,7 +30,11 @@ from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.configtools import ConfigError
 from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers import worker
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler, split_chunks
+from neuro_evolution.evaluation.handlers.base import (
+    EvaluationHandler,
+    check_parallel_options,
+    split_chunks,
+)
 
 START_METHODS = ("fork", "forkserver", "spawn")
 
@@ -45,8 +49,7 @@ class MultiprocessingHandler(EvaluationHandler):
         vectorize: bool = False,
         chunks_per_worker: int = 4,
     ) -> None:
-        if not isinstance(workers, int) or workers < 1:
-            raise ConfigError("evaluation.workers", f"must be an integer >= 1, got {workers!r}")
+        check_parallel_options(workers, chunks_per_worker)
         if start_method not in multiprocessing.get_all_start_methods():
             available = ", ".join(
                 m for m in START_METHODS if m in multiprocessing.get_all_start_methods()
@@ -55,8 +58,6 @@ class MultiprocessingHandler(EvaluationHandler):
                 "evaluation.start_method",
                 f"{start_method!r} is not available here; use one of {available}",
             )
-        if chunks_per_worker < 1:
-            raise ValueError(f"chunks_per_worker must be >= 1, got {chunks_per_worker!r}")
         self.workers = workers
         self.start_method = start_method
         self.vectorize = vectorize
