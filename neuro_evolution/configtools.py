@@ -8,6 +8,7 @@ starts with the dotted field path, e.g. ``brain.number_neurons: must be an integ
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import math
@@ -51,10 +52,9 @@ def option(
     gt: float | None = None,
     le: float | None = None,
     lt: float | None = None,
-    nullable_doc: str | None = None,
 ) -> Any:
     """A config field with a default, a one-line description and optional numeric bounds."""
-    metadata = {"doc": doc, "ge": ge, "gt": gt, "le": le, "lt": lt, "nullable_doc": nullable_doc}
+    metadata = {"doc": doc, "ge": ge, "gt": gt, "le": le, "lt": lt}
     if isinstance(default, list) or type(default) is dict:
         raise TypeError("use a tuple or a default_factory-free immutable default")
     return dataclasses.field(default=default, metadata=metadata)
@@ -113,13 +113,11 @@ def parse_value(hint: Any, value: Any, path: str, meta: Mapping[str, Any] | None
             return None
         if len(args) == 1:
             return parse_value(args[0], value, path, meta)
-        errors = []
         for arg in args:
-            try:
+            with contextlib.suppress(ConfigError):
                 return parse_value(arg, value, path, meta)
-            except ConfigError as error:
-                errors.append(str(error))
-        raise ConfigError(path, f"got {_describe(value)}, which fits none of the allowed forms")
+        forms = " or ".join(getattr(a, "__name__", str(a)) for a in args)
+        raise ConfigError(path, f"must be {forms}, got {_describe(value)}")
     if origin is Literal:
         choices = get_args(hint)
         if value not in choices:
