@@ -7,6 +7,7 @@ checkpoint, SIGINT/SIGTERM), resumes the run, and compares it with the uninterru
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -44,8 +45,10 @@ def config_file(tmp_path: Path, optimizer: str = "MU_ES", every: int = 1) -> Pat
     return path
 
 
-def start_train(args: list[str], cwd: Path, **env: str) -> subprocess.Popen:
-    """A real train process (stdout/stderr captured)."""
+def start_train(
+    args: list[str], cwd: Path, new_session: bool = False, **env: str
+) -> subprocess.Popen:
+    """A real train process (stdout/stderr captured), optionally leading its own process group."""
     return subprocess.Popen(
         [sys.executable, "-m", "neuro_evolution.train", *args],
         cwd=cwd,
@@ -53,6 +56,7 @@ def start_train(args: list[str], cwd: Path, **env: str) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=new_session,
     )
 
 
@@ -184,4 +188,28 @@ def test_resume_with_another_handler_and_extended_generations_ends_identical(tmp
     argv = ["--resume", str(run_dir), "--generations", "6", "--handler", "mp", "--workers", "2"]
     assert train.main([*argv, "--quiet"]) == 0
     assert json.loads((run_dir / "config.json").read_text())["evaluation"]["handler"] == "mp"
+    assert_identical(run_dir, straight)
+
+
+@pytest.mark.parametrize("handler", ["mp", "dask"])
+def test_ctrl_c_to_the_process_group_stops_parallel_runs_cleanly(tmp_path, handler):
+    """A terminal's Ctrl-C reaches every process of the group: the workers ignore it, the parent
+    finishes the generation, writes a checkpoint and exits 130 (it must not hang or crash)."""
+    config = config_file(tmp_path, every=10)
+    straight = run_straight(config, tmp_path / "straight")
+    run_dir = tmp_path / "stopped"
+    args = [str(config), "--out", str(run_dir), "--quiet", "--handler", handler, "--workers", "2"]
+    process = start_train(args, tmp_path, new_session=True, **{PAUSE_VARIABLE: "2"})
+    wait_until_stopped(process)  # workers are up; the parent paused after generation 2
+    os.killpg(process.pid, signal.SIGINT)
+    time.sleep(0.5)  # let workers that did not ignore SIGINT die of it before going on
+    process.send_signal(signal.SIGCONT)
+    try:
+        out, err = process.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, err
+    assert "stopped: 3 generations done" in out
+    assert train.main(["--resume", str(run_dir), "--quiet"]) == 0
     assert_identical(run_dir, straight)

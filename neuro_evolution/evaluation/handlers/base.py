@@ -8,7 +8,11 @@ bit-identical whichever handler runs them.
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 from abc import abstractmethod
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -67,6 +71,24 @@ class EvaluationHandler(metaclass=FrozenABCMeta):
 
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
+
+
+@contextlib.contextmanager
+def sigint_ignored() -> Iterator[None]:
+    """Ignore SIGINT while worker processes are started inside the block.
+
+    A terminal's Ctrl-C reaches the whole process group; only the parent should react to it
+    (finish the generation, write a checkpoint). Processes started here inherit the ignored
+    disposition, and Python keeps a SIGINT that its parent ignored ignored.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def check_parallel_options(workers: int, chunks_per_worker: int) -> None:

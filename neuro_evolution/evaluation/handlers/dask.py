@@ -32,6 +32,7 @@ from neuro_evolution.evaluation.handlers.base import (
     EvaluationHandler,
     HandlerStartError,
     check_parallel_options,
+    sigint_ignored,
     split_chunks,
 )
 
@@ -140,13 +141,14 @@ class DaskHandler(EvaluationHandler):
 
     def _connect(self) -> Client:
         if self.scheduler is None:
-            self._cluster = LocalCluster(
-                n_workers=self.workers,
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address="127.0.0.1:0",
-            )
+            with sigint_ignored():  # nannies and their (re)started workers ignore Ctrl-C
+                self._cluster = LocalCluster(
+                    n_workers=self.workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address="127.0.0.1:0",
+                )
             return Client(self._cluster, set_as_default=False)
         is_file = "://" not in self.scheduler
         try:
