@@ -30,6 +30,8 @@ from typing import Any
 from neuro_evolution.checkpoint import TrainingStopped, install_checkpoints
 from neuro_evolution.cli import UserError, run_cli
 from neuro_evolution.config import ExperimentConfig, load_config
+from neuro_evolution.configtools import ConfigError
+from neuro_evolution.evaluation.handlers.base import HandlerStartError
 from neuro_evolution.experiment import Experiment
 from neuro_evolution.results import new_run_directory
 from neuro_evolution.resume import resume_experiment
@@ -171,6 +173,21 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         parser.error("--out cannot be used with --resume: a run continues in its own directory")
 
 
+def start_workers(experiment: Experiment) -> None:
+    """Start the handler; a worker that cannot set itself up becomes one line (exit 2)."""
+    try:
+        experiment.start()
+    except (ConfigError, HandlerStartError):
+        raise
+    except Exception as error:
+        experiment.close()
+        handler = experiment.config.evaluation.handler
+        raise HandlerStartError(
+            f"evaluation.handler: the {handler} workers could not be set up: "
+            f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        ) from error
+
+
 def run_to_end(experiment: Experiment, request: StopRequest, run_dir: Path) -> int:
     """Train until done or stopped by a signal; print the outcome; return the exit code."""
     try:
@@ -203,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         experiment = Experiment(config, quiet=args.quiet)  # validates, builds, dry-runs
         run_dir = None
         try:
-            experiment.start()  # workers up before anything is written: a failure leaves nothing
+            start_workers(experiment)  # before anything is written: a failure leaves nothing
             run_dir = new_run_directory(args.config, args.out)
             experiment.attach_run_directory(run_dir)
             install_checkpoints(experiment, should_stop=request.requested)
@@ -235,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"--generations N (N > {total}) to extend it"
             )
             return 0
-        experiment.start()
+        start_workers(experiment)
         if not args.quiet:
             print(f"resuming {run_dir} at generation {experiment.generation} of {total}")
             print(f"evaluation: {experiment.handler.describe()}", flush=True)
