@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from neuro_evolution.brains.base import BrainTemplate, make_template
+from neuro_evolution.brains.base import BrainConfig, BrainTemplate, make_template
 from neuro_evolution.config import ExperimentConfig, config_to_dict
+from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers import make_handler
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
@@ -36,14 +37,21 @@ def derived_seed(run_seed: int, stream: int) -> int:
     return int(np.random.SeedSequence([run_seed, stream]).generate_state(1)[0])
 
 
-def build_template(config: ExperimentConfig) -> BrainTemplate:
-    """The experiment's template: same config and seed -> the same masks."""
-    env = config.environment.make()
+def template_for_env(
+    environment: EnvironmentConfig, brain: BrainConfig, rng: np.random.Generator
+) -> BrainTemplate:
+    """The template of ``brain`` for the spaces of ``environment`` (an env is made and closed)."""
+    env = environment.make()
     try:
-        rng = np.random.default_rng(derived_seed(config.random_seed, TEMPLATE_STREAM))
-        return make_template(config.brain, env.observation_space, env.action_space, rng)
+        return make_template(brain, env.observation_space, env.action_space, rng)
     finally:
         env.close()
+
+
+def build_template(config: ExperimentConfig) -> BrainTemplate:
+    """The experiment's template: same config and seed -> the same masks."""
+    rng = np.random.default_rng(derived_seed(config.random_seed, TEMPLATE_STREAM))
+    return template_for_env(config.environment, config.brain, rng)
 
 
 def handler_from_config(config: ExperimentConfig) -> EvaluationHandler:

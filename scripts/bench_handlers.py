@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from neuro_evolution.brains.base import make_template, parse_brain_config
+from neuro_evolution.brains.base import parse_brain_config
 from neuro_evolution.configtools import parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
@@ -35,6 +35,7 @@ from neuro_evolution.evaluation.handlers.dask import DaskHandler
 from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.seeds import generation_seeds
+from neuro_evolution.experiment import template_for_env
 
 
 def make_handlers(workers: int) -> dict[str, Callable[[], EvaluationHandler]]:
@@ -58,12 +59,8 @@ def measure(
     """Seconds per generation for each handler (first, warm-up generation not counted)."""
     environment = parse(EnvironmentConfig, {"id": env_id}, "environment")
     spec = RunnerSpec(environment=environment, episode_runner=runner)
-    env = environment.make()
     brain = parse_brain_config({"type": "FFNN", "hidden_layers": [16]}, "brain")
-    template = make_template(
-        brain, env.observation_space, env.action_space, np.random.default_rng(0)
-    )
-    env.close()
+    template = template_for_env(environment, brain, np.random.default_rng(0))
     times: dict[str, list[float]] = {name: [] for name in handlers}
     reference: list[list[float]] = []
     for name, factory in handlers.items():

@@ -23,13 +23,14 @@ import numpy as np
 import pytest
 from distributed import Client
 
-from neuro_evolution.brains.base import BrainTemplate, make_template, parse_brain_config
+from neuro_evolution.brains.base import BrainTemplate, parse_brain_config
 from neuro_evolution.configtools import parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
 from neuro_evolution.evaluation.handlers.base import WorkerState
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
 from neuro_evolution.evaluation.seeds import generation_seeds
+from neuro_evolution.experiment import template_for_env
 
 DASK = [sys.executable, "-m", "dask"]  # the `dask` command of this interpreter
 
@@ -48,12 +49,8 @@ def make_setup(env_id: str = "CartPole-v1", count: int = 36, max_steps: int = 20
     environment = parse(EnvironmentConfig, {"id": env_id}, "environment")
     runner = EpisodeRunnerConfig(number_fitness_runs=2, max_steps_per_run=max_steps)
     spec = RunnerSpec(environment=environment, episode_runner=runner)
-    env = environment.make()
     brain = parse_brain_config({"type": "FFNN", "hidden_layers": [6]}, "brain")
-    template = make_template(
-        brain, env.observation_space, env.action_space, np.random.default_rng(3)
-    )
-    env.close()
+    template = template_for_env(environment, brain, np.random.default_rng(3))
     genomes = np.random.default_rng(11).normal(size=(count, template.genome_size))
     return Setup(template, spec, genomes, generation_seeds(5, 2, count, shared=False))
 

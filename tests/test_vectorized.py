@@ -11,7 +11,6 @@ import pytest
 from neuro_evolution.brains.base import (
     BrainTemplate,
     brain_types,
-    make_template,
     parse_brain_config,
 )
 from neuro_evolution.brains.ffnn import FFNNTemplate
@@ -23,6 +22,7 @@ from neuro_evolution.evaluation.handlers.base import WorkerState
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler, VectorizedWorkerState
 from neuro_evolution.evaluation.seeds import brain_rng, brain_rngs, episode_seed, episode_seeds
+from neuro_evolution.experiment import template_for_env
 from neuro_evolution.novelty import NoveltyConfig
 
 # Small networks keep the tests fast; every brain type with a batch brain is checked, CTRNN also
@@ -48,13 +48,7 @@ def make_spec(env_id: str, env_kwargs: dict | None = None, **runner: Any) -> Run
 
 def make_brain_template(brain: str, spec: RunnerSpec) -> BrainTemplate:
     config = parse_brain_config(BRAIN_CASES[brain], "brain")
-    env = spec.environment.make()
-    try:
-        return make_template(
-            config, env.observation_space, env.action_space, np.random.default_rng(3)
-        )
-    finally:
-        env.close()
+    return template_for_env(spec.environment, config, np.random.default_rng(3))
 
 
 def population(template: BrainTemplate, count: int, shared_seed: bool, rng_seed: int = 11):

@@ -99,6 +99,22 @@ def check_parallel_options(workers: int, chunks_per_worker: int) -> None:
         raise ValueError(f"chunks_per_worker must be >= 1, got {chunks_per_worker!r}")
 
 
+def check_batch(
+    genomes: np.ndarray, seeds: np.ndarray, genome_size: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``genomes`` as a float64 (P, G) array and ``seeds`` one per genome, or a ValueError."""
+    genomes = np.asarray(genomes, dtype=np.float64)
+    seeds = np.asarray(seeds)
+    width = "genome_size" if genome_size is None else str(genome_size)
+    if genomes.ndim != 2 or genome_size not in (None, genomes.shape[1]):
+        raise ValueError(f"genomes have shape {genomes.shape}; expected (P, {width})")
+    if seeds.shape != (genomes.shape[0],):
+        raise ValueError(
+            f"seeds have shape {seeds.shape}; expected one per genome ({len(genomes)},)"
+        )
+    return genomes, seeds
+
+
 def split_chunks(count: int, chunks: int) -> list[slice]:
     """Split ``range(count)`` into at most ``chunks`` contiguous, nearly equal slices."""
     chunks = max(1, min(chunks, count))

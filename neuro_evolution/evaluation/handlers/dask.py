@@ -31,6 +31,7 @@ from neuro_evolution.evaluation.handlers import worker as worker_side
 from neuro_evolution.evaluation.handlers.base import (
     EvaluationHandler,
     HandlerStartError,
+    check_batch,
     check_parallel_options,
     sigint_ignored,
     split_chunks,
@@ -179,10 +180,7 @@ class DaskHandler(EvaluationHandler):
         client, name = self._client, self._plugin_name
         if client is None or name is None:
             raise RuntimeError("DaskHandler.start() was not called")
-        genomes = np.asarray(genomes, dtype=np.float64)
-        seeds = np.asarray(seeds)
-        if len(genomes) != len(seeds):
-            raise ValueError(f"got {len(genomes)} genomes but {len(seeds)} seeds")
+        genomes, seeds = check_batch(genomes, seeds)
         slices = split_chunks(len(genomes), self._slots() * self.chunks_per_worker)
         futures = client.map(
             evaluate_chunk,

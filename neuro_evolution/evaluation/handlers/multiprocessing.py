@@ -32,6 +32,7 @@ from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers import worker
 from neuro_evolution.evaluation.handlers.base import (
     EvaluationHandler,
+    check_batch,
     check_parallel_options,
     split_chunks,
 )
@@ -92,10 +93,7 @@ class MultiprocessingHandler(EvaluationHandler):
             raise RuntimeError(self._broken)
         if self._executor is None:
             raise RuntimeError("MultiprocessingHandler.start() was not called")
-        genomes = np.asarray(genomes, dtype=np.float64)
-        seeds = np.asarray(seeds)
-        if len(genomes) != len(seeds):
-            raise ValueError(f"got {len(genomes)} genomes but {len(seeds)} seeds")
+        genomes, seeds = check_batch(genomes, seeds)
         slices = split_chunks(len(genomes), self.workers * self.chunks_per_worker)
         futures = [
             self._executor.submit(worker.evaluate_chunk, genomes[s], seeds[s]) for s in slices
@@ -107,11 +105,7 @@ class MultiprocessingHandler(EvaluationHandler):
 
     def close(self) -> None:
         """Shut the pool down and wait for every worker to exit (no zombies left behind)."""
-        executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
-        for process in self._processes.values():
-            process.join(timeout=5)
+        self._shutdown()
         self._processes = {}
 
     def describe(self) -> str:
@@ -132,6 +126,14 @@ class MultiprocessingHandler(EvaluationHandler):
         if self._executor is not None:
             self._processes.update(getattr(self._executor, "_processes", None) or {})
 
+    def _shutdown(self) -> None:
+        """Shut the executor down and join every worker it ever started."""
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+        for process in self._processes.values():
+            process.join(timeout=5)
+
     def _collect(self, futures: list[Future], doing: str) -> list[Any]:
         self._remember_processes()
         try:
@@ -147,11 +149,7 @@ class MultiprocessingHandler(EvaluationHandler):
     def _describe_death(self, doing: str) -> str:
         """Shut the broken pool down, then name the worker(s) that died."""
         self._remember_processes()
-        executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
-        for process in self._processes.values():
-            process.join(timeout=5)
+        self._shutdown()
         # The executor SIGTERMs the surviving workers after a death: those are not the culprit.
         codes = {pid: p.exitcode for pid, p in self._processes.items() if p.exitcode}
         dead = {pid: c for pid, c in codes.items() if c != -signal.SIGTERM} or codes

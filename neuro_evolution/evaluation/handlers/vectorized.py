@@ -24,7 +24,7 @@ import numpy as np
 
 from neuro_evolution.brains.base import BatchBrain, BrainTemplate
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, EvaluationResult, RunnerSpec
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState
+from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState, check_batch
 from neuro_evolution.evaluation.seeds import brain_rngs, episode_seeds
 from neuro_evolution.evaluation.vector_env import (
     LockstepEnv,
@@ -138,15 +138,7 @@ class VectorizedWorkerState:
         """One result per genome, identical to what :meth:`WorkerState.evaluate` returns."""
         if self.fallback is not None:
             return self.fallback.evaluate(genomes, seeds)
-        genomes = np.asarray(genomes, dtype=np.float64)
-        seeds = np.asarray(seeds)
-        size = self.template.genome_size
-        if genomes.ndim != 2 or genomes.shape[1] != size:
-            raise ValueError(f"genomes have shape {genomes.shape}; expected (P, {size})")
-        if seeds.shape != (genomes.shape[0],):
-            raise ValueError(
-                f"seeds have shape {seeds.shape}; expected one per genome ({genomes.shape[0]},)"
-            )
+        genomes, seeds = check_batch(genomes, seeds, self.template.genome_size)
         if genomes.shape[0] == 0:
             return []
         brain = self.template.build_batch(genomes)
