@@ -49,6 +49,14 @@ class Optimizer(metaclass=FrozenABCMeta):
         ``hall_of_fame`` is already updated with this generation's raw fitness.
         """
 
+    def center(self) -> np.ndarray | None:
+        """The genome this optimizer stands behind: its search distribution's mean.
+
+        ``None`` for optimizers without one (MU_ES): the run then stands behind its hall of
+        fame's best. Validation and replay score this genome, never a lucky sample.
+        """
+        return None
+
     @abstractmethod
     def state(self) -> OptimizerState:
         """Everything the next ``ask`` depends on, as arrays and scalars (no pickle)."""

@@ -114,6 +114,10 @@ class CmaEs(Optimizer):
         self._asked = None
         self._generation += 1
 
+    def center(self) -> np.ndarray:
+        """The distribution's mean (centroid)."""
+        return np.array(self._strategy.centroid, dtype=np.float64)
+
     def state(self) -> OptimizerState:
         """Distribution (centroid, sigma, C, B, diagD, paths), pending ask, np.random state."""
         strategy = self._strategy
