@@ -53,7 +53,8 @@ if TYPE_CHECKING:
 
 CHECKPOINT_DIR = "checkpoints"
 CHECKPOINT_FORMAT_VERSION = 1
-STATE_PARTS = ("optimizer", "hall_of_fame", "novelty")  # experiment attributes with state()
+# experiment attributes with state()/load_state()
+STATE_PARTS = ("optimizer", "hall_of_fame", "novelty", "observation_statistics")
 REQUIRED_PARTS = ("optimizer", "hall_of_fame", "template")
 META_KEY = "meta"
 CRASH_VARIABLE = "NEURO_EVOLUTION_CRASH_IN_CHECKPOINT"

@@ -24,8 +24,10 @@ from neuro_evolution.configtools import (
 )
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
+from neuro_evolution.normalization import ObservationNormalizationConfig
 from neuro_evolution.novelty import NoveltyConfig
 from neuro_evolution.optimizers.base import OptimizerConfig
+from neuro_evolution.validation import ValidationConfig
 
 
 @config_class
@@ -71,6 +73,16 @@ class ExperimentConfig(ConfigBase):
     checkpoint: CheckpointConfig = option(CheckpointConfig(), doc="checkpoint options")
     novelty: NoveltyConfig | None = option(
         None, doc="novelty search options; null or absent: select on fitness alone"
+    )
+    observation_normalization: ObservationNormalizationConfig | None = option(
+        None,
+        doc="running mean/std normalization of observations, frozen per generation "
+        "(identical across handlers); null or absent: brains see raw observations",
+    )
+    validation: ValidationConfig | None = option(
+        ValidationConfig(),
+        doc="held-out validation of the genome the run stands behind (the one meaning of "
+        "'solved'); null: none",
     )
     hall_of_fame_size: int = option(10, doc="best genomes kept across generations", ge=1)
     imports: tuple[str, ...] = option(

@@ -17,15 +17,18 @@ import numpy as np
 
 from neuro_evolution.brains.base import BrainConfig, BrainTemplate, make_template
 from neuro_evolution.config import ExperimentConfig, config_to_dict
+from neuro_evolution.configtools import ConfigError
 from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
+from neuro_evolution.evaluation.episode import EvaluationContext, EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers import make_handler
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.evaluation.seeds import generation_seeds
 from neuro_evolution.hall_of_fame import HallOfFame
+from neuro_evolution.normalization import ObservationScaler, ObservationStatistics
 from neuro_evolution.novelty import NoveltyArchive
 from neuro_evolution.optimizers.base import Optimizer, make_optimizer
-from neuro_evolution.results import RunDirectory
+from neuro_evolution.results import Candidate, RunDirectory
+from neuro_evolution.validation import ValidationScore, validation_seeds
 
 # Distinct streams derived from the run seed (SeedSequence entropy words).
 TEMPLATE_STREAM = 1
@@ -83,7 +86,9 @@ class Experiment:
             environment=config.environment,
             episode_runner=config.episode_runner,
             novelty=config.novelty,
+            observation_normalization=config.observation_normalization,
         )
+        self.observation_statistics = self._observation_statistics()
         runner = self.spec.make()
         try:
             runner.dry_run(self.template)
@@ -94,7 +99,11 @@ class Experiment:
             self.template.genome_size,
             derived_seed(config.random_seed, OPTIMIZER_STREAM),
         )
-        self.hall_of_fame = HallOfFame(config.hall_of_fame_size, self.template.genome_size)
+        self.hall_of_fame = HallOfFame(
+            config.hall_of_fame_size,
+            self.template.genome_size,
+            observation_size=self.observation_statistics.size if self.observation_statistics else 0,
+        )
         self.novelty = NoveltyArchive(config.novelty) if config.novelty is not None else None
         self.generation = 0
         self.log: list[dict[str, Any]] = []
@@ -108,6 +117,26 @@ class Experiment:
             self.attach_run_directory(run_dir)
         self.after_generation: list[Callable[[Experiment], None]] = []
 
+    def _observation_statistics(self) -> ObservationStatistics | None:
+        """Running statistics when observations are normalized (1-D Box observations only)."""
+        section = self.config.observation_normalization
+        if section is None:
+            return None
+        env = self.config.environment.make()
+        try:
+            space = env.observation_space
+        finally:
+            env.close()
+        shape = getattr(space, "shape", None)
+        if type(space).__name__ != "Box" or shape is None or len(shape) != 1:
+            raise ConfigError(
+                "observation_normalization",
+                f"needs a one-dimensional Box observation space; {self.config.environment.id} "
+                f"has {space}: set observation_normalization to null, or flatten the "
+                "observations first",
+            )
+        return ObservationStatistics(section, int(shape[0]))
+
     def attach_run_directory(self, run_dir: str | Path) -> None:
         """Write results into ``run_dir`` from now on (the resolved config at once)."""
         self.run_directory = RunDirectory(Path(run_dir), title=self.config.environment.id)
@@ -115,8 +144,60 @@ class Experiment:
 
     @property
     def done(self) -> bool:
-        """Whether ``number_generations`` generations have run."""
-        return self.generation >= self.config.number_generations
+        """Whether ``number_generations`` generations have run or validation reached its target."""
+        return self.generation >= self.config.number_generations or self.solved is not None
+
+    @property
+    def solved(self) -> dict[str, Any] | None:
+        """The log row of the first validation that reached ``validation.target`` (or None)."""
+        section = self.config.validation
+        if section is None or section.target is None:
+            return None
+        for row in self.log:
+            mean = row.get("validation_mean")
+            if mean is not None and mean >= section.target:
+                return row
+        return None
+
+    def observation_scaler(self) -> ObservationScaler | None:
+        """The frozen normalization the next generation's evaluations apply (None: off)."""
+        if self.observation_statistics is None:
+            return None
+        return self.observation_statistics.scaler()
+
+    def candidate(self) -> Candidate:
+        """The genome the run stands behind now: the optimizer's center, else the HoF best."""
+        center = self.optimizer.center()
+        if center is not None:
+            return Candidate("center", center, self.generation, self.observation_scaler())
+        if len(self.hall_of_fame) == 0:
+            raise RuntimeError("no genome evaluated yet: nothing to stand behind")
+        return Candidate(
+            "hall_of_fame",
+            self.hall_of_fame.genomes[0].copy(),
+            self.generation,
+            self.hall_of_fame.scaler(0),
+        )
+
+    def validation_due(self) -> bool:
+        """Whether the generation just completed is followed by a validation."""
+        section = self.config.validation
+        if section is None:
+            return False
+        return (
+            self.generation % section.every_generations == 0
+            or self.generation >= self.config.number_generations
+        )
+
+    def validate(self, candidate: Candidate) -> ValidationScore:
+        """Score ``candidate`` on the held-out episodes (in parallel, on the run's handler)."""
+        section = self.config.validation
+        assert section is not None
+        seeds = validation_seeds(self.config.random_seed, section.episodes)
+        genomes = np.repeat(candidate.genome[None, :], len(seeds), axis=0)
+        context = EvaluationContext(observation_scaler=candidate.scaler, validation=True)
+        results = self.handler.batch_evaluate(genomes, seeds, context)
+        return ValidationScore.from_results(self.generation, results)
 
     def start(self) -> None:
         """Start the handler's workers (done by the first ``step`` if not called)."""
@@ -130,15 +211,18 @@ class Experiment:
         """Seconds this run has trained, over all sessions."""
         return self.elapsed_before + (time.perf_counter() - self._clock_start)
 
-    def evaluate(self, genomes: np.ndarray) -> list[EvaluationResult]:
-        """Evaluate genomes with this generation's episode seeds."""
+    def evaluate(
+        self, genomes: np.ndarray, scaler: ObservationScaler | None = None
+    ) -> list[EvaluationResult]:
+        """Evaluate genomes with this generation's episode seeds (and frozen normalization)."""
         seeds = generation_seeds(
             self.config.random_seed,
             self.generation,
             len(genomes),
             self.config.episode_runner.fix_seed_for_generation,
         )
-        results = self.handler.batch_evaluate(genomes, seeds)
+        context = EvaluationContext(observation_scaler=scaler)
+        results = self.handler.batch_evaluate(genomes, seeds, context)
         if len(results) != len(genomes):
             raise RuntimeError(
                 f"handler returned {len(results)} results for {len(genomes)} genomes"
@@ -156,26 +240,47 @@ class Experiment:
         """Run one generation and return its log row."""
         self.start()
         genomes = self.optimizer.ask()
-        results = self.evaluate(genomes)
+        scaler = self.observation_scaler()
+        results = self.evaluate(genomes, scaler)
         fitness = np.array([r.fitness for r in results], dtype=np.float64)
-        self.hall_of_fame.update(genomes, fitness, self.generation)
+        self.hall_of_fame.update(genomes, fitness, self.generation, scaler)
         self.optimizer.tell(self.selection_fitness(fitness, results), self.hall_of_fame)
-        row = {
+        if self.observation_statistics is not None:
+            self.observation_statistics.merge([r.observation_stats for r in results])
+        env_steps = int(sum(r.steps for r in results))
+        previous_total = self.log[-1]["env_steps_total"] if self.log else 0
+        row: dict[str, Any] = {
             "generation": self.generation,
             "evaluations": len(results),
-            "env_steps": int(sum(r.steps for r in results)),
+            "env_steps": env_steps,
+            "env_steps_total": previous_total + env_steps,
             "fitness_min": float(fitness.min()),
             "fitness_mean": float(fitness.mean()),
             "fitness_max": float(fitness.max()),
             "fitness_std": float(fitness.std()),
             "best_so_far": self.hall_of_fame.best_fitness,
-            "wall_time": round(self.wall_time, 4),
         }
-        self.log.append(row)
         self.generation += 1
+        candidate = self.candidate()
+        score = self.validate(candidate) if self.validation_due() else None
+        candidate = candidate.with_score(score)
+        row.update(
+            validation_mean=None if score is None else score.mean,
+            validation_std=None if score is None else score.std,
+            validation_min=None if score is None else score.min,
+            validation_steps=None if score is None else score.steps,
+            wall_time=round(self.wall_time, 4),
+        )
+        self.log.append(row)
         if self.run_directory is not None:
+            # The candidate file keeps the last validated candidate (every one without validation).
+            keep = score is not None or self.done or self.config.validation is None
             self.run_directory.write_generation(
-                self.log, self.hall_of_fame, self.template, final=self.done
+                self.log,
+                self.hall_of_fame,
+                self.template,
+                candidate if keep else None,
+                final=self.done,
             )
         for hook in self.after_generation:
             hook(self)
@@ -193,10 +298,16 @@ class Experiment:
             unit="gen",
             dynamic_ncols=True,
         )
+        validated = ""
         try:
             while not self.done:
                 row = self.step()
-                bar.set_postfix(best=f"{row['best_so_far']:.4g}", mean=f"{row['fitness_mean']:.4g}")
+                if row["validation_mean"] is not None:
+                    validated = f"{row['validation_mean']:.4g}"
+                postfix = {"mean": f"{row['fitness_mean']:.4g}"}
+                if validated:
+                    postfix["validation"] = validated
+                bar.set_postfix(postfix)
                 bar.update(1)
         finally:
             bar.close()
@@ -204,13 +315,35 @@ class Experiment:
         return self.summary()
 
     def summary(self) -> dict[str, Any]:
-        """Generations run, best fitness, env steps and where results are."""
+        """Generations run, the last validation, time and env steps to the target, results."""
+        validated = [row for row in self.log if row.get("validation_mean") is not None]
+        last = validated[-1] if validated else None
+        solved = self.solved
+        section = self.config.validation
         return {
             "generations": self.generation,
             "best_fitness": self.hall_of_fame.best_fitness,
             "env_steps": int(sum(row["env_steps"] for row in self.log)),
             "wall_time": self.wall_time if self._started else self.elapsed_before,
             "run_dir": str(self.run_directory.path) if self.run_directory else None,
+            "validation": None
+            if last is None
+            else {
+                "generation": last["generation"] + 1,
+                "mean": last["validation_mean"],
+                "std": last["validation_std"],
+                "min": last["validation_min"],
+                "episodes": section.episodes if section else 0,
+            },
+            "target": section.target if section else None,
+            "solved": None
+            if solved is None
+            else {
+                "generation": solved["generation"] + 1,
+                "wall_time": solved["wall_time"],
+                "env_steps": solved["env_steps_total"],
+                "mean": solved["validation_mean"],
+            },
         }
 
     def close(self) -> None:

@@ -1,8 +1,12 @@
 """Command line: ``python -m neuro_evolution.replay RUN_DIR [--episodes N] [--seed S] ...``.
 
-Rebuilds the template and a hall-of-fame brain from the run directory alone (``config.json`` and
-``hall_of_fame.npz``: the saved masks are used, nothing is regenerated) and prints the return of
-each episode. ``--render`` opens a window; ``--video DIR`` records MP4s (needs the ``video`` extra).
+Rebuilds the template and a brain from the run directory alone (``config.json`` and
+``candidate.npz`` / ``hall_of_fame.npz``: the saved masks and observation scaler are used,
+nothing is regenerated) and prints the return of each episode. By default it replays the genome
+the run stands behind (``candidate.npz``: the distribution center, or the hall of fame's best);
+``--rank N`` replays hall-of-fame entry N instead. ``--validation`` runs the run's held-out
+validation episodes and reproduces its last validated score. ``--render`` opens a window;
+``--video DIR`` records MP4s (needs the ``video`` extra).
 """
 
 from __future__ import annotations
@@ -15,10 +19,19 @@ from pathlib import Path
 
 import numpy as np
 
+from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.cli import UserError, run_cli
 from neuro_evolution.config import ExperimentConfig, parse_config
 from neuro_evolution.evaluation.episode import EpisodeRunner, RunnerSpec, replace_runner_config
-from neuro_evolution.results import CONFIG_FILE, HALL_OF_FAME_FILE, load_hall_of_fame
+from neuro_evolution.normalization import ObservationScaler
+from neuro_evolution.results import (
+    CANDIDATE_FILE,
+    CONFIG_FILE,
+    HALL_OF_FAME_FILE,
+    load_candidate,
+    load_hall_of_fame,
+)
+from neuro_evolution.validation import validation_seeds
 
 PROGRAM = "neuro_evolution.replay"
 
@@ -29,9 +42,21 @@ def build_parser() -> argparse.ArgumentParser:
         prog=f"python -m {PROGRAM}", description="Replay the best brain of a training run."
     )
     parser.add_argument("run_dir", type=Path, help="a run directory written by train")
-    parser.add_argument("--episodes", type=int, default=5, help="episodes to run (default 5)")
+    parser.add_argument(
+        "--episodes", type=int, help="episodes to run (default 5; with --validation: the run's)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="episode k resets with seed S+k")
-    parser.add_argument("--rank", type=int, default=0, help="hall-of-fame rank (0: the best)")
+    parser.add_argument(
+        "--rank",
+        type=int,
+        help="replay hall-of-fame entry N (0: best training fitness) instead of the genome the "
+        "run stands behind",
+    )
+    parser.add_argument(
+        "--validation",
+        action="store_true",
+        help="run the held-out validation episodes of the run (reproduces its validated score)",
+    )
     parser.add_argument("--render", action="store_true", help="show the episodes in a window")
     parser.add_argument("--video", type=Path, help="record the episodes as videos into this folder")
     return parser
@@ -47,18 +72,47 @@ def load_run(run_dir: Path) -> tuple[ExperimentConfig, object, object]:
     return config, hall_of_fame, template
 
 
-def replay(
-    run_dir: Path,
-    episodes: int = 5,
-    seed: int = 0,
-    rank: int = 0,
-    render: bool = False,
-    video: Path | None = None,
-) -> list[float]:
-    """Returns of ``episodes`` episodes of the hall-of-fame brain at ``rank``."""
+def choose_genome(
+    run_dir: Path, rank: int | None
+) -> tuple[ExperimentConfig, BrainTemplate, np.ndarray, ObservationScaler | None, str]:
+    """(config, template, genome, scaler, description) of what to replay."""
     config, hall_of_fame, template = load_run(run_dir)
+    if rank is None and (run_dir / CANDIDATE_FILE).is_file():
+        candidate, template = load_candidate(run_dir / CANDIDATE_FILE)
+        score = candidate.score
+        validated = (
+            f", validation mean {score.mean:.6g} over {len(score.returns)} held-out episodes"
+            if score is not None
+            else ""
+        )
+        what = f"{candidate.source} after generation {candidate.generation}{validated}"
+        return config, template, candidate.genome, candidate.scaler, what
+    rank = rank or 0
     if not 0 <= rank < len(hall_of_fame):
         raise UserError(f"--rank must be in 0..{len(hall_of_fame) - 1}, got {rank}")
+    what = f"hall-of-fame rank {rank}, training fitness {hall_of_fame.fitness[rank]:.6g}"
+    return config, template, hall_of_fame.genomes[rank], hall_of_fame.scaler(rank), what
+
+
+def replay(
+    run_dir: Path,
+    episodes: int | None = None,
+    seed: int = 0,
+    rank: int | None = None,
+    render: bool = False,
+    video: Path | None = None,
+    validation: bool = False,
+) -> list[float]:
+    """Returns of the replayed episodes: episode k resets with ``seed + k`` (or, with
+    ``validation``, with the run's k-th held-out validation seed)."""
+    config, template, genome, scaler, what = choose_genome(run_dir, rank)
+    if validation:
+        if config.validation is None:
+            raise UserError(f"--validation: {run_dir} was trained without a validation section")
+        count = episodes if episodes is not None else config.validation.episodes
+        seeds = [int(s) for s in validation_seeds(config.random_seed, count)]
+    else:
+        seeds = [seed + k for k in range(episodes if episodes is not None else 5)]
     spec = replace_runner_config(
         RunnerSpec(environment=config.environment, episode_runner=config.episode_runner),
         number_fitness_runs=1,
@@ -72,21 +126,22 @@ def replay(
 
         env = RecordVideo(env, str(video), episode_trigger=lambda _: True, disable_logger=True)
     runner = EpisodeRunner(spec, env=env)
-    brain = template.build(hall_of_fame.genomes[rank])
+    brain = template.build(genome)
     returns = []
     try:
-        for episode in range(episodes):
-            result = runner.run_episode(brain, seed + episode)
+        for episode, env_seed in enumerate(seeds):
+            result = runner.run_episode(brain, env_seed, scaler=scaler)
             returns.append(result.fitness)
             print(
-                f"episode {episode}: seed {seed + episode}, return {result.fitness:.6g}, "
+                f"episode {episode}: seed {env_seed}, return {result.fitness:.6g}, "
                 f"{result.steps} steps"
             )
     finally:
         runner.close()
+    kind = "held-out validation " if validation else ""
     print(
-        f"mean return {np.mean(returns):.6g} over {episodes} episodes "
-        f"(hall-of-fame rank {rank}, training fitness {hall_of_fame.fitness[rank]:.6g})"
+        f"mean return {np.mean(returns):.6g} ± {np.std(returns):.3g} (min {np.min(returns):.6g}) "
+        f"over {len(returns)} {kind}episodes ({what})"
     )
     return returns
 
@@ -96,9 +151,17 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
     def run() -> int:
-        if args.episodes < 1:
+        if args.episodes is not None and args.episodes < 1:
             raise UserError(f"--episodes must be >= 1, got {args.episodes}")
-        replay(args.run_dir, args.episodes, args.seed, args.rank, args.render, args.video)
+        replay(
+            args.run_dir,
+            args.episodes,
+            args.seed,
+            args.rank,
+            args.render,
+            args.video,
+            args.validation,
+        )
         return 0
 
     return run_cli(run, PROGRAM)

@@ -5,7 +5,10 @@ Layout of ``runs/<config-name>-<timestamp>/``::
     config.json        the resolved config (every default filled in)
     log.csv            one row per generation (see LOG_FIELDS)
     hall_of_fame.npz   best genomes by raw fitness + the template state (no pickle)
-    fitness.png        min / mean / max / best-so-far fitness per generation
+    candidate.npz      the genome the run stands behind (distribution center, or the hall of
+                       fame's best), its last held-out validation and observation scaler,
+                       + the template state
+    fitness.png        min / mean / max / best-so-far fitness and validation per generation
 
 Every file is written atomically, so a crash never leaves one half-written.
 """
@@ -13,7 +16,9 @@ Every file is written atomically, so a crash never leaves one half-written.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
+import math
 import time
 from datetime import datetime
 from pathlib import Path
@@ -30,21 +35,32 @@ from neuro_evolution.atomic import (
 )
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.hall_of_fame import HallOfFame
+from neuro_evolution.normalization import ObservationScaler, scaler_arrays, scaler_from_arrays
+from neuro_evolution.validation import ValidationScore
 
+# Columns of log.csv, in the order Experiment.step builds a row. The validation columns are
+# empty in generations without a validation; wall_time includes validation time.
 LOG_FIELDS = (
     "generation",
     "evaluations",
     "env_steps",
+    "env_steps_total",
     "fitness_min",
     "fitness_mean",
     "fitness_max",
     "fitness_std",
     "best_so_far",
+    "validation_mean",
+    "validation_std",
+    "validation_min",
+    "validation_steps",
     "wall_time",
 )
+_INT_FIELDS = ("generation", "evaluations", "env_steps", "env_steps_total", "validation_steps")
 CONFIG_FILE = "config.json"
 LOG_FILE = "log.csv"
 HALL_OF_FAME_FILE = "hall_of_fame.npz"
+CANDIDATE_FILE = "candidate.npz"
 PLOT_FILE = "fitness.png"
 TEMPLATE_PREFIX = "template."
 
@@ -77,19 +93,65 @@ def log_to_csv(log: list[dict[str, Any]]) -> str:
 
 
 def read_log(path: str | Path) -> list[dict[str, Any]]:
-    """Read ``log.csv`` back into dicts with ints and floats."""
+    """Read ``log.csv`` back into dicts with ints, floats and None (empty cells)."""
     rows = []
     with open(path, newline="") as file:
         for row in csv.DictReader(file):
             rows.append(
                 {
-                    key: int(value)
-                    if key in ("generation", "evaluations", "env_steps")
-                    else float(value)
+                    key: None if value == "" else int(value) if key in _INT_FIELDS else float(value)
                     for key, value in row.items()
                 }
             )
     return rows
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """The genome a run stands behind, with what is needed to replay it as training saw it."""
+
+    source: str  # "center" (the optimizer's distribution mean) or "hall_of_fame" (its best)
+    genome: np.ndarray
+    generation: int  # generations completed when it was taken
+    scaler: ObservationScaler | None  # observation normalization it is evaluated with
+    score: ValidationScore | None = None  # its held-out validation, when one was taken
+
+    def with_score(self, score: ValidationScore | None) -> Candidate:
+        return dataclasses.replace(self, score=score)
+
+
+def save_candidate(path: str | Path, candidate: Candidate, template: BrainTemplate) -> None:
+    """``candidate.npz``: genome, source, validation returns, scaler and template state."""
+    score = candidate.score
+    arrays: dict[str, Any] = {
+        "genome": candidate.genome,
+        "source": np.array(candidate.source),
+        "generation": np.int64(candidate.generation),
+        "validation_returns": np.array(score.returns if score else (), dtype=np.float64),
+        "validation_steps": np.int64(score.steps if score else 0),
+        **scaler_arrays(candidate.scaler),
+    }
+    arrays.update({TEMPLATE_PREFIX + key: value for key, value in template.to_state().items()})
+    atomic_savez(path, arrays)
+
+
+def load_candidate(path: str | Path) -> tuple[Candidate, BrainTemplate]:
+    """The candidate and template saved by :func:`save_candidate`."""
+    data = load_npz(path)
+    template = BrainTemplate.from_state(
+        {k[len(TEMPLATE_PREFIX) :]: v for k, v in data.items() if k.startswith(TEMPLATE_PREFIX)}
+    )
+    generation = int(data["generation"])
+    returns = tuple(float(x) for x in data["validation_returns"])
+    score = ValidationScore(generation, returns, int(data["validation_steps"])) if returns else None
+    candidate = Candidate(
+        source=str(data["source"]),
+        genome=np.array(data["genome"], dtype=np.float64),
+        generation=generation,
+        scaler=scaler_from_arrays(data),
+        score=score,
+    )
+    return candidate, template
 
 
 def save_hall_of_fame(path: str | Path, hall_of_fame: HallOfFame, template: BrainTemplate) -> None:
@@ -108,7 +170,9 @@ def load_hall_of_fame(path: str | Path) -> tuple[HallOfFame, BrainTemplate]:
         if key.startswith(TEMPLATE_PREFIX)
     }
     template = BrainTemplate.from_state(template_state)
-    hall_of_fame = HallOfFame(len(data["fitness"]), template.genome_size)
+    hall_of_fame = HallOfFame(
+        len(data["fitness"]), template.genome_size, HallOfFame.observation_size_of(data)
+    )
     hall_of_fame.load_state(data)
     return hall_of_fame, template
 
@@ -129,6 +193,14 @@ def plot_fitness(path: str | Path, log: list[dict[str, Any]], title: str) -> Non
     axes.plot(generations, [row["fitness_max"] for row in log], label="max")
     axes.plot(generations, [row["fitness_min"] for row in log], label="min", alpha=0.6)
     axes.plot(generations, [row["best_so_far"] for row in log], "k--", label="best so far")
+    validated = [
+        (row["generation"], row["validation_mean"])
+        for row in log
+        if row.get("validation_mean") is not None and not math.isnan(row["validation_mean"])
+    ]
+    if validated:
+        x, y = zip(*validated)
+        axes.plot(x, y, "o-", color="tab:red", label="validation (held-out)")
     axes.set_xlabel("generation")
     axes.set_ylabel("fitness")
     axes.set_title(title)
@@ -160,11 +232,15 @@ class RunDirectory:
         log: list[dict[str, Any]],
         hall_of_fame: HallOfFame,
         template: BrainTemplate,
+        candidate: Candidate | None = None,
         final: bool = False,
     ) -> None:
-        """Rewrite log and hall of fame; refresh the plot when due (always when ``final``)."""
+        """Rewrite log, hall of fame and (when given) the candidate; refresh the plot when due
+        (always when ``final``)."""
         atomic_write_text(self.path / LOG_FILE, log_to_csv(log))
         save_hall_of_fame(self.path / HALL_OF_FAME_FILE, hall_of_fame, template)
+        if candidate is not None:
+            save_candidate(self.path / CANDIDATE_FILE, candidate, template)
         now = time.monotonic()
         if final or now - self._last_plot >= self.plot_every:
             plot_fitness(self.path / PLOT_FILE, log, self.title)

@@ -188,6 +188,35 @@ def start_workers(experiment: Experiment) -> None:
         ) from error
 
 
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    """The end-of-run report: held-out validation first, the training maximum only as such."""
+    lines = [
+        f"done: {summary['generations']} generations, {summary['env_steps']} env steps in "
+        f"{summary['wall_time']:.1f} s"
+    ]
+    validation = summary.get("validation")
+    if validation is None:
+        lines.append(
+            f"no validation (training-seed best {summary['best_fitness']:.6g} is an optimistic "
+            "draw, not a result; set the validation section)"
+        )
+    else:
+        lines.append(
+            f"validation: mean {validation['mean']:.6g} ± {validation['std']:.3g} (min "
+            f"{validation['min']:.6g}) over {validation['episodes']} held-out episodes after "
+            f"generation {validation['generation']}"
+        )
+    target, solved = summary.get("target"), summary.get("solved")
+    if solved is not None:
+        lines.append(
+            f"solved: validation mean {solved['mean']:.6g} >= target {target:g} after generation "
+            f"{solved['generation']}, {solved['wall_time']:.1f} s, {solved['env_steps']} env steps"
+        )
+    elif target is not None:
+        lines.append(f"not solved: validation never reached the target {target:g}")
+    return lines
+
+
 def run_to_end(experiment: Experiment, request: StopRequest, run_dir: Path) -> int:
     """Train until done or stopped by a signal; print the outcome; return the exit code."""
     try:
@@ -198,11 +227,8 @@ def run_to_end(experiment: Experiment, request: StopRequest, run_dir: Path) -> i
         print(f"stopped: {stopped.generation} generations done; checkpoint: {stopped.checkpoint}")
         print(f"resume:  python -m {PROGRAM} --resume {run_dir}")
         return 128 + request.signal
-    print(
-        f"done: {summary['generations']} generations, best fitness "
-        f"{summary['best_fitness']:.6g}, {summary['env_steps']} env steps in "
-        f"{summary['wall_time']:.1f} s"
-    )
+    for line in summary_lines(summary):
+        print(line)
     print(f"results: {run_dir}")
     print(f"replay:  python -m neuro_evolution.replay {run_dir}")
     return 0

@@ -19,6 +19,11 @@ from neuro_evolution.configtools import ConfigBase, config_class, option
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.seeds import brain_rng, episode_seed
 from neuro_evolution.frozen import FrozenClassMeta, frozen_dataclass
+from neuro_evolution.normalization import (
+    ObservationNormalizationConfig,
+    ObservationRecorder,
+    ObservationScaler,
+)
 from neuro_evolution.novelty import BehaviorRecorder, NoveltyConfig
 
 
@@ -47,6 +52,25 @@ class EvaluationResult(metaclass=FrozenClassMeta):
     terminated: int = 0  # episodes that ended by termination
     truncated: int = 0  # episodes that ended by the env's truncation or max_steps_per_run
     behavior: np.ndarray | None = None  # behaviour record, when novelty asks for one
+    # [count, sum, sum of squares] of the raw observations, when observations are normalized
+    observation_stats: np.ndarray | None = None
+
+
+@frozen_dataclass
+class EvaluationContext(metaclass=FrozenClassMeta):
+    """What every evaluation of one batch shares, frozen by the main process before sending.
+
+    ``observation_scaler``: the generation's frozen observation normalization (None: off).
+    ``validation``: every seed is one held-out episode, reset with the seed itself and its brain
+    noise from ``default_rng(seed)`` -- exactly what ``replay --seed S`` runs -- and no
+    observation statistics are gathered (validation never feeds training).
+    """
+
+    observation_scaler: ObservationScaler | None = None
+    validation: bool = False
+
+
+TRAINING = EvaluationContext()
 
 
 @frozen_dataclass
@@ -56,6 +80,8 @@ class RunnerSpec(metaclass=FrozenClassMeta):
     environment: EnvironmentConfig
     episode_runner: EpisodeRunnerConfig
     novelty: NoveltyConfig | None = None  # set when behaviour is recorded
+    # set when observations are normalized: evaluations then gather observation statistics
+    observation_normalization: ObservationNormalizationConfig | None = None
 
     def make(self) -> EpisodeRunner:
         """A runner with its own env (made once, reused for every episode)."""
@@ -70,17 +96,34 @@ class EpisodeRunner:
         self.config = spec.episode_runner
         self.env = env if env is not None else spec.environment.make()
 
-    def run(self, brain: Brain, seed: int) -> EvaluationResult:
-        """Evaluate ``brain`` over ``number_fitness_runs`` episodes derived from ``seed``."""
+    def run(
+        self, brain: Brain, seed: int, context: EvaluationContext = TRAINING
+    ) -> EvaluationResult:
+        """Evaluate ``brain`` over ``number_fitness_runs`` episodes derived from ``seed``.
+
+        With ``context.validation``: one episode reset with ``seed`` itself (see
+        :class:`EvaluationContext`).
+        """
+        scaler = context.observation_scaler
+        if context.validation:
+            return self.run_episode(brain, int(seed), scaler=scaler)
         runs = self.config.number_fitness_runs
         recorder = None
         if self.spec.novelty is not None:
             recorder = BehaviorRecorder(self.spec.novelty, self.env)
+        observations = None
+        if self.spec.observation_normalization is not None:
+            observations = ObservationRecorder(self.observation_size)
         total_return = 0.0
         total_steps = terminated = truncated = 0
         for episode in range(runs):
             result = self.run_episode(
-                brain, episode_seed(seed, episode), brain_rng(seed, episode), recorder
+                brain,
+                episode_seed(seed, episode),
+                brain_rng(seed, episode),
+                recorder,
+                scaler,
+                observations,
             )
             total_return += result.fitness
             total_steps += result.steps
@@ -92,7 +135,13 @@ class EpisodeRunner:
             terminated=terminated,
             truncated=truncated,
             behavior=None if recorder is None else recorder.behavior(),
+            observation_stats=None if observations is None else observations.as_array(),
         )
+
+    @property
+    def observation_size(self) -> int:
+        """Elements of one observation (what normalization statistics are kept over)."""
+        return int(np.prod(self.env.observation_space.shape, dtype=np.int64))
 
     def run_episode(
         self,
@@ -100,8 +149,14 @@ class EpisodeRunner:
         env_seed: int,
         rng: np.random.Generator | None = None,
         recorder: BehaviorRecorder | None = None,
+        scaler: ObservationScaler | None = None,
+        observations: ObservationRecorder | None = None,
     ) -> EvaluationResult:
-        """One episode from ``env.reset(seed=env_seed)``; fitness is the (penalised) return."""
+        """One episode from ``env.reset(seed=env_seed)``; fitness is the (penalised) return.
+
+        The brain sees ``scaler.apply(observation)`` when a scaler is given; ``observations``
+        counts the raw observations the brain was shown.
+        """
         env = self.env
         limit = self.config.max_steps_per_run or None
         observation, _ = env.reset(seed=env_seed)
@@ -112,7 +167,9 @@ class EpisodeRunner:
         steps = 0
         terminated = truncated = False
         while True:
-            action = brain.step(observation)
+            if observations is not None:
+                observations.add(observation)
+            action = brain.step(observation if scaler is None else scaler.apply(observation))
             if recorder is not None and recorder.source != "observation":
                 recorder.record(action, None)
             observation, reward, terminated, truncated, _ = env.step(action)

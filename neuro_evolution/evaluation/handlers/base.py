@@ -19,7 +19,12 @@ import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.configtools import ConfigError
-from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
+from neuro_evolution.evaluation.episode import (
+    TRAINING,
+    EvaluationContext,
+    EvaluationResult,
+    RunnerSpec,
+)
 from neuro_evolution.frozen import FrozenABCMeta
 
 
@@ -35,12 +40,14 @@ class WorkerState:
         self.runner = spec.make()
         self.brain = template.new_brain()
 
-    def evaluate(self, genomes: np.ndarray, seeds: np.ndarray) -> list[EvaluationResult]:
+    def evaluate(
+        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
+    ) -> list[EvaluationResult]:
         """Evaluate a chunk of genomes, refilling the worker's one brain for each."""
         results = []
         for genome, seed in zip(genomes, seeds):
             self.template.fill(self.brain, genome)
-            results.append(self.runner.run(self.brain, int(seed)))
+            results.append(self.runner.run(self.brain, int(seed), context))
         return results
 
     def close(self) -> None:
@@ -56,8 +63,14 @@ class EvaluationHandler(metaclass=FrozenABCMeta):
         """Set up long-lived per-worker state (template, runner with its env)."""
 
     @abstractmethod
-    def batch_evaluate(self, genomes: np.ndarray, seeds: np.ndarray) -> list[EvaluationResult]:
-        """One result per row of ``genomes`` (episode base seed ``seeds[i]``), in order."""
+    def batch_evaluate(
+        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
+    ) -> list[EvaluationResult]:
+        """One result per row of ``genomes`` (episode base seed ``seeds[i]``), in order.
+
+        ``context`` (frozen observation normalization, validation mode) is the same for every
+        genome of the batch and must reach every worker unchanged.
+        """
 
     def close(self) -> None:
         """Release workers and envs."""

@@ -26,7 +26,12 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.configtools import ConfigError
-from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
+from neuro_evolution.evaluation.episode import (
+    TRAINING,
+    EvaluationContext,
+    EvaluationResult,
+    RunnerSpec,
+)
 from neuro_evolution.evaluation.handlers import worker as worker_side
 from neuro_evolution.evaluation.handlers.base import (
     EvaluationHandler,
@@ -61,7 +66,9 @@ class EvaluationPlugin(WorkerPlugin):
     def _new_state(self) -> worker_side.ChunkEvaluator:
         return worker_side.make_worker_state(self.template, self.spec, self.vectorize)
 
-    def evaluate(self, genomes: np.ndarray, seeds: np.ndarray) -> list[EvaluationResult]:
+    def evaluate(
+        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
+    ) -> list[EvaluationResult]:
         """Evaluate a chunk with an idle state of this worker (a new one if all are busy)."""
         with self._lock:
             state = self._idle.pop() if self._idle else None
@@ -70,7 +77,7 @@ class EvaluationPlugin(WorkerPlugin):
             with self._lock:
                 self._all.append(state)
         try:
-            return state.evaluate(genomes, seeds)
+            return state.evaluate(genomes, seeds, context)
         finally:
             with self._lock:
                 self._idle.append(state)
@@ -81,7 +88,12 @@ class EvaluationPlugin(WorkerPlugin):
         self._all = self._idle = []
 
 
-def evaluate_chunk(plugin_name: str, genomes: np.ndarray, seeds: np.ndarray) -> list:
+def evaluate_chunk(
+    plugin_name: str,
+    genomes: np.ndarray,
+    seeds: np.ndarray,
+    context: EvaluationContext = TRAINING,
+) -> list:
     """The task: evaluate one chunk with the plugin state of the worker that runs it."""
     plugin = get_worker().plugins.get(plugin_name)
     if not isinstance(plugin, EvaluationPlugin):
@@ -89,7 +101,7 @@ def evaluate_chunk(plugin_name: str, genomes: np.ndarray, seeds: np.ndarray) -> 
             f"Dask worker {get_worker().address} has no evaluation plugin {plugin_name!r}; "
             "was the handler closed while a generation ran?"
         )
-    return plugin.evaluate(genomes, seeds)
+    return plugin.evaluate(genomes, seeds, context)
 
 
 class DaskHandler(EvaluationHandler):
@@ -175,7 +187,9 @@ class DaskHandler(EvaluationHandler):
             ) from None
         return client
 
-    def batch_evaluate(self, genomes: np.ndarray, seeds: np.ndarray) -> list[EvaluationResult]:
+    def batch_evaluate(
+        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
+    ) -> list[EvaluationResult]:
         """Results in submission order; tasks of a dead worker are rerun elsewhere by Dask."""
         client, name = self._client, self._plugin_name
         if client is None or name is None:
@@ -187,6 +201,7 @@ class DaskHandler(EvaluationHandler):
             [name] * len(slices),
             [genomes[s] for s in slices],
             [seeds[s] for s in slices],
+            [context] * len(slices),
             pure=False,
         )
         try:

@@ -28,7 +28,12 @@ import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.configtools import ConfigError
-from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
+from neuro_evolution.evaluation.episode import (
+    TRAINING,
+    EvaluationContext,
+    EvaluationResult,
+    RunnerSpec,
+)
 from neuro_evolution.evaluation.handlers import worker
 from neuro_evolution.evaluation.handlers.base import (
     EvaluationHandler,
@@ -87,7 +92,9 @@ class MultiprocessingHandler(EvaluationHandler):
         ready = [self._executor.submit(worker.process_ready) for _ in range(self.workers)]
         self._collect(ready, "starting up")
 
-    def batch_evaluate(self, genomes: np.ndarray, seeds: np.ndarray) -> list[EvaluationResult]:
+    def batch_evaluate(
+        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
+    ) -> list[EvaluationResult]:
         """Results in submission order; a dead worker raises ``RuntimeError`` (no retry)."""
         if self._broken is not None:
             raise RuntimeError(self._broken)
@@ -96,7 +103,8 @@ class MultiprocessingHandler(EvaluationHandler):
         genomes, seeds = check_batch(genomes, seeds)
         slices = split_chunks(len(genomes), self.workers * self.chunks_per_worker)
         futures = [
-            self._executor.submit(worker.evaluate_chunk, genomes[s], seeds[s]) for s in slices
+            self._executor.submit(worker.evaluate_chunk, genomes[s], seeds[s], context)
+            for s in slices
         ]
         results: list[EvaluationResult] = []
         for chunk in self._collect(futures, "evaluating a generation"):

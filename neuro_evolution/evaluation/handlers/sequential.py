@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
+from neuro_evolution.evaluation.episode import (
+    TRAINING,
+    EvaluationContext,
+    EvaluationResult,
+    RunnerSpec,
+)
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState
 
 
@@ -18,10 +23,12 @@ class SequentialHandler(EvaluationHandler):
     def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
         self._worker = WorkerState(template, spec)
 
-    def batch_evaluate(self, genomes: np.ndarray, seeds: np.ndarray) -> list[EvaluationResult]:
+    def batch_evaluate(
+        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
+    ) -> list[EvaluationResult]:
         if self._worker is None:
             raise RuntimeError("SequentialHandler.start() was not called")
-        return self._worker.evaluate(genomes, seeds)
+        return self._worker.evaluate(genomes, seeds, context)
 
     def close(self) -> None:
         if self._worker is not None:

@@ -23,7 +23,13 @@ from typing import Literal
 import numpy as np
 
 from neuro_evolution.brains.base import BatchBrain, BrainTemplate
-from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, EvaluationResult, RunnerSpec
+from neuro_evolution.evaluation.episode import (
+    TRAINING,
+    EpisodeRunnerConfig,
+    EvaluationContext,
+    EvaluationResult,
+    RunnerSpec,
+)
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState, check_batch
 from neuro_evolution.evaluation.seeds import brain_rngs, episode_seeds
 from neuro_evolution.evaluation.vector_env import (
@@ -33,29 +39,50 @@ from neuro_evolution.evaluation.vector_env import (
     make_lockstep_env,
     native_adapter,
 )
+from neuro_evolution.normalization import record_batch
 
 MAX_CACHED_SIZES = 4  # vector envs kept per batch size (mp/Dask chunks have one or two sizes)
 
 
 def evaluate_lockstep(
-    brain: BatchBrain, envs: LockstepEnv, seeds: np.ndarray, config: EpisodeRunnerConfig
+    brain: BatchBrain,
+    envs: LockstepEnv,
+    seeds: np.ndarray,
+    config: EpisodeRunnerConfig,
+    context: EvaluationContext = TRAINING,
+    observation_size: int = 0,
 ) -> list[EvaluationResult]:
-    """Evaluate the P brains of ``brain`` on the P copies of ``envs``, like EpisodeRunner.run."""
+    """Evaluate the P brains of ``brain`` on the P copies of ``envs``, like EpisodeRunner.run.
+
+    ``observation_size`` > 0 gathers per-individual observation statistics (training only).
+    """
     count = envs.num_envs
     limit = config.max_steps_per_run
+    scaler = context.observation_scaler
+    runs = 1 if context.validation else config.number_fitness_runs
+    stats = None
+    if observation_size and not context.validation:
+        stats = np.zeros((count, 1 + 2 * observation_size))
     total_return = np.zeros(count)
     total_steps = np.zeros(count, dtype=np.int64)
     terminated_count = np.zeros(count, dtype=np.int64)
     truncated_count = np.zeros(count, dtype=np.int64)
-    for episode in range(config.number_fitness_runs):
-        observations = envs.reset(episode_seeds(seeds, episode))
-        brain.reset(brain_rngs(seeds, episode))
+    for episode in range(runs):
+        if context.validation:  # the seed itself, as EpisodeRunner.run_episode(brain, seed)
+            observations = envs.reset([int(seed) for seed in seeds])
+            brain.reset([np.random.default_rng(int(seed)) for seed in seeds])
+        else:
+            observations = envs.reset(episode_seeds(seeds, episode))
+            brain.reset(brain_rngs(seeds, episode))
         episode_return = np.zeros(count)
         steps = np.zeros(count, dtype=np.int64)
         active = np.ones(count, dtype=bool)
         all_active = True
         while all_active or active.any():
-            actions = brain.step(observations, None if all_active else active)
+            if stats is not None:
+                record_batch(stats, observations, None if all_active else active)
+            shown = observations if scaler is None else scaler.apply(observations)
+            actions = brain.step(shown, None if all_active else active)
             observations, rewards, terminated, truncated = envs.step(actions, active)
             np.add(episode_return, rewards, out=episode_return, where=active)
             steps += active
@@ -71,13 +98,14 @@ def evaluate_lockstep(
             all_active = all_active and bool(active.all())
         total_return += episode_return
         total_steps += steps
-    fitness = total_return / config.number_fitness_runs
+    fitness = total_return / runs
     return [
         EvaluationResult(
             fitness=float(fitness[i]),
             steps=int(total_steps[i]),
             terminated=int(terminated_count[i]),
             truncated=int(truncated_count[i]),
+            observation_stats=None if stats is None else stats[i].copy(),
         )
         for i in range(count)
     ]
@@ -123,6 +151,7 @@ class VectorizedWorkerState:
                     f"{self.sync_reason}; use mode 'auto' or 'sync'"
                 )
         io = template.io
+        self._observation_size = io.input_size
         self._neutral_action = io.decode_batch(np.zeros((1, io.output_size)))[0]
         self._discrete_actions = io.action_kind == "discrete"
 
@@ -134,16 +163,23 @@ class VectorizedWorkerState:
             return f"native vector env of {self.spec.environment.id}"
         return f"SyncVectorEnv ({self.sync_reason})"
 
-    def evaluate(self, genomes: np.ndarray, seeds: np.ndarray) -> list[EvaluationResult]:
+    def evaluate(
+        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
+    ) -> list[EvaluationResult]:
         """One result per genome, identical to what :meth:`WorkerState.evaluate` returns."""
         if self.fallback is not None:
-            return self.fallback.evaluate(genomes, seeds)
+            return self.fallback.evaluate(genomes, seeds, context)
         genomes, seeds = check_batch(genomes, seeds, self.template.genome_size)
         if genomes.shape[0] == 0:
             return []
         brain = self.template.build_batch(genomes)
         envs = self._lockstep_env(genomes.shape[0])
-        return evaluate_lockstep(brain, envs, seeds, self.spec.episode_runner)
+        observation_size = 0
+        if self.spec.observation_normalization is not None:
+            observation_size = self._observation_size
+        return evaluate_lockstep(
+            brain, envs, seeds, self.spec.episode_runner, context, observation_size
+        )
 
     def _lockstep_env(self, count: int) -> LockstepEnv:
         envs = self._envs.get(count)
@@ -184,10 +220,12 @@ class VectorizedHandler(EvaluationHandler):
         self.close()
         self._worker = VectorizedWorkerState(template, spec, self.mode)
 
-    def batch_evaluate(self, genomes: np.ndarray, seeds: np.ndarray) -> list[EvaluationResult]:
+    def batch_evaluate(
+        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
+    ) -> list[EvaluationResult]:
         if self._worker is None:
             raise RuntimeError("VectorizedHandler.start() was not called")
-        return self._worker.evaluate(genomes, seeds)
+        return self._worker.evaluate(genomes, seeds, context)
 
     def close(self) -> None:
         if self._worker is not None:

@@ -16,14 +16,21 @@ from typing import Protocol
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
+from neuro_evolution.evaluation.episode import (
+    TRAINING,
+    EvaluationContext,
+    EvaluationResult,
+    RunnerSpec,
+)
 from neuro_evolution.evaluation.handlers.base import WorkerState
 
 
 class ChunkEvaluator(Protocol):
     """What a worker keeps: ``WorkerState`` or ``VectorizedWorkerState`` (same API)."""
 
-    def evaluate(self, genomes: np.ndarray, seeds: np.ndarray) -> list[EvaluationResult]: ...
+    def evaluate(
+        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
+    ) -> list[EvaluationResult]: ...
 
     def close(self) -> None: ...
 
@@ -86,6 +93,8 @@ def process_ready() -> int:
     return os.getpid()
 
 
-def evaluate_chunk(genomes: np.ndarray, seeds: np.ndarray) -> list[EvaluationResult]:
+def evaluate_chunk(
+    genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
+) -> list[EvaluationResult]:
     """Evaluate one chunk of genomes with this process's state."""
-    return _state().evaluate(genomes, seeds)
+    return _state().evaluate(genomes, seeds, context)

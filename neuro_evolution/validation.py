@@ -1,0 +1,84 @@
+"""Held-out validation: the project's one meaning of "solved".
+
+Every ``every_generations`` generations (and after the last one) the genome the run stands
+behind -- the optimizer's distribution center, or the hall of fame's best for optimizers without
+one (MU_ES) -- is scored on ``episodes`` episodes whose env seeds training never uses:
+
+* training resets envs with seeds derived by ``SeedSequence`` and cut to 32 bits, so every
+  training env seed is < 2**32;
+* validation episode k resets with ``first + k`` where ``first`` = 2**32 + a 32-bit value derived
+  from the run seed, so every validation seed is >= 2**32: the two sets are disjoint by
+  construction, not by chance. Validation episodes draw the brain's noise from
+  ``default_rng(seed)``, exactly like ``replay --seed``, so
+  ``replay RUN_DIR --validation`` (or ``--seed FIRST --episodes M``) reproduces the numbers.
+
+A training-seed maximum ("best fitness") is an optimistic draw and is never reported as a result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from neuro_evolution.configtools import ConfigBase, config_class, option
+from neuro_evolution.evaluation.episode import EvaluationResult
+
+TRAINING_SEED_LIMIT = 2**32  # every training env seed is below this
+_VALIDATION_STREAM = int.from_bytes(b"validate", "little")
+
+
+@config_class
+class ValidationConfig(ConfigBase):
+    """Held-out validation of the genome the run stands behind."""
+
+    every_generations: int = option(
+        10, doc="validate after every N generations (and after the last one)", ge=1
+    )
+    episodes: int = option(
+        10, doc="held-out episodes per validation (seeds training never uses)", ge=1
+    )
+    target: float | None = option(
+        None, doc="stop the run once the validation mean reaches this score (null: never)"
+    )
+
+
+def validation_seeds(run_seed: int, episodes: int) -> np.ndarray:
+    """The ``episodes`` env seeds of validation: consecutive, all >= 2**32 (see module doc)."""
+    sequence = np.random.SeedSequence(int(run_seed), spawn_key=(_VALIDATION_STREAM,))
+    first = TRAINING_SEED_LIMIT + int(sequence.generate_state(1)[0])
+    return first + np.arange(episodes, dtype=np.int64)
+
+
+@dataclasses.dataclass(frozen=True)
+class ValidationScore:
+    """Returns of the held-out episodes of one validation."""
+
+    generation: int  # generations completed when it was taken
+    returns: tuple[float, ...]
+    steps: int
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.returns))
+
+    @property
+    def std(self) -> float:
+        return float(np.std(self.returns))
+
+    @property
+    def min(self) -> float:
+        return float(np.min(self.returns))
+
+    @classmethod
+    def from_results(cls, generation: int, results: list[EvaluationResult]) -> ValidationScore:
+        return cls(
+            generation=generation,
+            returns=tuple(float(r.fitness) for r in results),
+            steps=int(sum(r.steps for r in results)),
+        )
+
+    def reached(self, target: float | None) -> bool:
+        """Whether the mean reaches ``target`` (never when target is None)."""
+        return target is not None and not math.isnan(self.mean) and self.mean >= target
