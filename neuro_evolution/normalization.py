@@ -16,10 +16,9 @@ generations. Per generation:
 
 Evaluations therefore stay a pure function of (template, genome, seeds, frozen scaler), and the
 same config and seed give bit-identical logs whichever handler, worker count or resume point.
-The first generation has no statistics yet and sees raw observations. This is the scheme of
-Salimans et al. (2017, "Evolution Strategies as a Scalable Alternative to Reinforcement
-Learning", sec. 2.2 "virtual batch normalization" of inputs, as OpenAI's ``es`` code and
-EvoTorch's ``observation_normalization`` do it), with a deterministic merge.
+The first generation has no statistics yet: its scaler is the identity (no clipping). This is
+the running observation normalization of OpenAI-ES implementations (Salimans et al. 2017) and
+EvoTorch, with a merge whose order does not depend on the workers.
 """
 
 from __future__ import annotations
@@ -86,7 +85,7 @@ def record_batch(
     """
     values = np.asarray(observations, dtype=np.float64).reshape(len(stats), -1)
     size = values.shape[1]
-    where = None if active is None else active[:, None]
+    where = True if active is None else active[:, None]
     np.add(stats[:, :1], 1.0, out=stats[:, :1], where=where)
     np.add(stats[:, 1 : 1 + size], values, out=stats[:, 1 : 1 + size], where=where)
     np.add(stats[:, 1 + size :], values * values, out=stats[:, 1 + size :], where=where)
@@ -123,10 +122,12 @@ class ObservationStatistics:
         variance = np.maximum(self.squares / self.count - mean * mean, 0.0)
         return mean, variance
 
-    def scaler(self) -> ObservationScaler | None:
-        """The frozen scaler for the next generation (None before any observation was seen)."""
+    def scaler(self) -> ObservationScaler:
+        """The frozen scaler for the next generation (the identity before any observation)."""
         if self.count == 0:
-            return None
+            return ObservationScaler(
+                mean=np.zeros(self.size), scale=np.ones(self.size), clip=float("inf")
+            )
         mean, variance = self.mean_and_variance()
         scale = 1.0 / np.sqrt(variance + self.config.epsilon)
         return ObservationScaler(mean=mean, scale=scale, clip=self.config.clip)

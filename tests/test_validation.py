@@ -1,0 +1,139 @@
+"""Held-out validation: seeds training never uses, the genome the run stands behind, the target
+stop, and replay reproducing the validated score."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import small_config
+
+from neuro_evolution import replay, train
+from neuro_evolution.config import parse_config
+from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
+from neuro_evolution.evaluation.seeds import episode_seed, generation_seeds
+from neuro_evolution.experiment import Experiment
+from neuro_evolution.results import load_candidate, read_log
+from neuro_evolution.validation import TRAINING_SEED_LIMIT, validation_seeds
+
+
+def test_validation_seeds_are_disjoint_from_every_training_seed() -> None:
+    """Validation env seeds are >= 2**32, consecutive and depend on the run seed; training env
+    seeds are 32-bit by construction."""
+    seeds = validation_seeds(7, 10)
+    assert seeds.min() >= TRAINING_SEED_LIMIT
+    assert np.array_equal(np.diff(seeds), np.ones(9))
+    assert not np.array_equal(validation_seeds(8, 10), seeds)
+    for shared in (True, False):
+        for base in generation_seeds(7, 3, 20, shared):
+            assert all(episode_seed(int(base), k) < TRAINING_SEED_LIMIT for k in range(3))
+
+
+def _write(tmp_path: Path, config: dict) -> Path:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "normalize"),
+    [
+        ({"type": "CMA_ES", "population_size": 8}, True),
+        ({"type": "MU_ES", "mu": 4, "lambda_": 8}, False),
+    ],
+)
+def test_replay_validation_reproduces_the_logged_score(
+    tmp_path: Path, capsys: pytest.CaptureFixture, optimizer: dict, normalize: bool
+) -> None:
+    """`replay --validation` on the candidate gives exactly the last logged validation mean,
+    for a center (CMA_ES, with observation normalization) and a hall-of-fame best (MU_ES)."""
+    config = small_config(
+        optimizer=optimizer,
+        number_generations=4,
+        validation={"every_generations": 3, "episodes": 4},
+        observation_normalization={} if normalize else None,
+    )
+    run_dir = tmp_path / "run"
+    assert train.main([str(_write(tmp_path, config)), "--out", str(run_dir), "--quiet"]) == 0
+    log = read_log(run_dir / "log.csv")
+    validated = [row["generation"] for row in log if row["validation_mean"] is not None]
+    assert validated == [2, 3]  # after generation 3 and after the last one
+    capsys.readouterr()
+    returns = replay.replay(run_dir, validation=True)
+    assert np.mean(returns) == log[-1]["validation_mean"]
+    assert min(returns) == log[-1]["validation_min"]
+    candidate, _ = load_candidate(run_dir / "candidate.npz")
+    assert candidate.source == ("center" if optimizer["type"] == "CMA_ES" else "hall_of_fame")
+    assert candidate.generation == 4 and candidate.score is not None
+    assert candidate.score.mean == log[-1]["validation_mean"]
+    assert (candidate.scaler is not None) == normalize
+    # --seed FIRST --episodes M runs the same episodes as --validation.
+    first = int(validation_seeds(config["random_seed"], 4)[0])
+    assert replay.replay(run_dir, episodes=4, seed=first) == returns
+
+
+def test_the_candidate_of_a_distribution_optimizer_is_its_center(tmp_path: Path) -> None:
+    """CMA_ES stands behind its mean; the center is what validation scores, not a sample."""
+    config = parse_config(small_config(optimizer={"type": "CMA_ES", "population_size": 6}))
+    experiment = Experiment(config, handler=SequentialHandler())
+    experiment.run()
+    candidate = experiment.candidate()
+    assert candidate.source == "center"
+    np.testing.assert_array_equal(candidate.genome, experiment.optimizer.center())
+    assert not any(np.array_equal(candidate.genome, g) for g in experiment.hall_of_fame.genomes)
+
+
+def test_validation_is_identical_on_the_vectorized_handler() -> None:
+    """Validation episodes (seeds used as-is) give the same numbers in lockstep."""
+    config = parse_config(
+        small_config(number_generations=2, validation={"every_generations": 1, "episodes": 5})
+    )
+    logs = []
+    for handler in (SequentialHandler(), VectorizedHandler()):
+        experiment = Experiment(config, handler=handler)
+        experiment.run()
+        logs.append([(r["validation_mean"], r["validation_min"]) for r in experiment.log])
+    assert logs[0] == logs[1] and logs[0][0][0] is not None
+
+
+def test_reaching_the_target_stops_the_run_and_reports_time_and_steps(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """With validation.target set, the run stops at the first validation that reaches it; the
+    summary names the validated score and the time and env steps to the target."""
+    config = small_config(
+        number_generations=50,
+        optimizer={"type": "CMA_ES", "population_size": 8, "sigma": 1.0},
+        episode_runner={"number_fitness_runs": 1, "max_steps_per_run": 100},
+        validation={"every_generations": 1, "episodes": 3, "target": 60},
+    )
+    run_dir = tmp_path / "run"
+    assert train.main([str(_write(tmp_path, config)), "--out", str(run_dir), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    log = read_log(run_dir / "log.csv")
+    assert len(log) < 50
+    assert log[-1]["validation_mean"] >= 60
+    assert all(row["validation_mean"] < 60 for row in log[:-1])
+    assert f"after generation {len(log)}" in out and "solved: validation mean" in out
+    assert f"{log[-1]['env_steps_total']} env steps" in out
+    assert "best fitness" not in out
+    # Resuming a solved run trains no more.
+    assert train.main(["--resume", str(run_dir), "--quiet"]) == 0
+    assert "already finished" in capsys.readouterr().out
+    assert len(read_log(run_dir / "log.csv")) == len(log)
+
+
+def test_without_validation_the_summary_says_the_training_maximum_is_no_result(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """validation: null -> no validation columns and an explicit warning in the summary."""
+    config = small_config(validation=None)
+    run_dir = tmp_path / "run"
+    assert train.main([str(_write(tmp_path, config)), "--out", str(run_dir), "--quiet"]) == 0
+    assert all(row["validation_mean"] is None for row in read_log(run_dir / "log.csv"))
+    assert "optimistic draw, not a result" in capsys.readouterr().out
+    candidate, _ = load_candidate(run_dir / "candidate.npz")
+    assert candidate.score is None and candidate.generation == 3
