@@ -83,6 +83,7 @@ class Experiment:
             environment=config.environment,
             episode_runner=config.episode_runner,
             novelty=config.novelty,
+            imports=config.imports,
         )
         runner = self.spec.make()
         try:
@@ -110,7 +111,7 @@ class Experiment:
 
     def attach_run_directory(self, run_dir: str | Path) -> None:
         """Write results into ``run_dir`` from now on (the resolved config at once)."""
-        self.run_directory = RunDirectory(Path(run_dir), title=self.config.environment.id)
+        self.run_directory = RunDirectory(Path(run_dir), title=self.config.environment.label)
         self.run_directory.write_config(config_to_dict(self.config))
 
     @property
