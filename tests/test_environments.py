@@ -243,3 +243,14 @@ def test_resuming_a_wrapped_run_continues_it_exactly(tmp_path: Path) -> None:
     a = np.load(short / "hall_of_fame.npz", allow_pickle=False)
     b = np.load(straight / "hall_of_fame.npz", allow_pickle=False)
     assert all(np.array_equal(a[key], b[key]) for key in b.files)
+
+
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "environments.md"
+
+
+@pytest.mark.parametrize("index", range(len(GUIDE.read_text().split("```json")) - 1))
+def test_every_config_in_the_guide_is_accepted_and_dry_runs(index: int) -> None:
+    """The JSON examples of docs/environments.md are real: read, built and dry-run."""
+    block = GUIDE.read_text().split("```json")[index + 1].split("```")[0]
+    experiment = Experiment(parse_config(small_config(**json.loads(block))))
+    assert experiment.template.genome_size > 0
