@@ -8,7 +8,6 @@ with the field path, e.g. ``brain.number_neurons: must be an integer >= 1, got -
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +23,7 @@ from neuro_evolution.configtools import (
 )
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
+from neuro_evolution.importing import import_module
 from neuro_evolution.normalization import ObservationNormalizationConfig
 from neuro_evolution.novelty import NoveltyConfig
 from neuro_evolution.optimizers.base import OptimizerConfig
@@ -86,7 +86,9 @@ class ExperimentConfig(ConfigBase):
     )
     hall_of_fame_size: int = option(10, doc="best genomes kept across generations", ge=1)
     imports: tuple[str, ...] = option(
-        (), doc="modules imported before the config is read, e.g. to register a brain type"
+        (),
+        doc="modules imported before the config is read (and by every worker), e.g. to register "
+        "a brain type or an env id",
     )
 
 
@@ -94,12 +96,7 @@ def parse_config(data: Any) -> ExperimentConfig:
     """Validate a JSON-like dict into an :class:`ExperimentConfig`."""
     if isinstance(data, dict):
         for index, module in enumerate(data.get("imports", ()) or ()):
-            try:
-                importlib.import_module(str(module))
-            except ImportError as error:
-                raise ConfigError(
-                    f"imports[{index}]", f"cannot import {module!r}: {error}"
-                ) from None
+            import_module(str(module), f"imports[{index}]")
     return parse(ExperimentConfig, data)
 
 

@@ -17,6 +17,7 @@ from neuro_evolution.config import (
 from neuro_evolution.configtools import field_docs
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
+from neuro_evolution.evaluation.wrappers import WrapperConfig
 from neuro_evolution.optimizers.base import OPTIMIZERS
 
 
@@ -43,6 +44,7 @@ def render_reference() -> str:
     ]
     sections = [
         ("environment", EnvironmentConfig),
+        ("environment.wrappers[i]", WrapperConfig),
         ("episode_runner", EpisodeRunnerConfig),
         ("evaluation", EvaluationConfig),
         ("checkpoint", CheckpointConfig),

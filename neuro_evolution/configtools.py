@@ -27,7 +27,12 @@ class ConfigError(ValueError):
 
     def __init__(self, path: str, message: str):
         self.path = path
+        self.message = message
         super().__init__(f"{path}: {message}" if path else message)
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        # Raised in a worker (e.g. an env module missing there), it must survive pickling.
+        return (type(self), (self.path, self.message))
 
 
 class ConfigBase(metaclass=FrozenClassMeta):

@@ -87,6 +87,7 @@ class Experiment:
             episode_runner=config.episode_runner,
             novelty=config.novelty,
             observation_normalization=config.observation_normalization,
+            imports=config.imports,
         )
         self.observation_statistics = self._observation_statistics()
         runner = self.spec.make()
@@ -139,7 +140,7 @@ class Experiment:
 
     def attach_run_directory(self, run_dir: str | Path) -> None:
         """Write results into ``run_dir`` from now on (the resolved config at once)."""
-        self.run_directory = RunDirectory(Path(run_dir), title=self.config.environment.id)
+        self.run_directory = RunDirectory(Path(run_dir), title=self.config.environment.label)
         self.run_directory.write_config(config_to_dict(self.config))
 
     @property

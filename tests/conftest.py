@@ -29,6 +29,19 @@ def small_config(**changes: Any) -> dict[str, Any]:
     return config
 
 
+VALIDATION_COLUMNS = ("validation_mean", "validation_std", "validation_min", "validation_steps")
+
+
+def without_end_validation(log: list[dict[str, Any]], ended_after: int) -> list[dict[str, Any]]:
+    """``log`` of a run that first ended after ``ended_after`` generations and was then extended,
+    with that end's validation blanked: a run validates after its last generation, so an extended
+    run holds exactly one validation more than a run that went straight through."""
+    rows = [dict(row) for row in log]
+    assert rows[ended_after - 1]["validation_mean"] is not None, "the run validated at its end"
+    rows[ended_after - 1].update(dict.fromkeys(VALIDATION_COLUMNS))
+    return rows
+
+
 @pytest.fixture
 def small_cartpole() -> dict[str, Any]:
     """A tiny CartPole experiment config as a dict."""

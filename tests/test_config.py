@@ -65,7 +65,10 @@ def test_config_is_frozen():
         ({"evaluation": {"handler": "threads"}}, "evaluation.handler: must be one of"),
         ({"checkpoint": {"keep": 0}}, "checkpoint.keep: must be an integer >= 1"),
         ({"optimizer": {"type": "MU-ES"}}, "optimizer.type: unknown optimizer type"),
-        ({"imports": ["no_such_module_xyz"]}, "imports[0]: cannot import 'no_such_module_xyz'"),
+        (
+            {"imports": ["no_such_module_xyz"]},
+            "imports[0]: cannot import module 'no_such_module_xyz'",
+        ),
     ],
 )
 def test_bad_values_name_the_field(change, expected):

@@ -31,6 +31,7 @@ from neuro_evolution.evaluation.handlers.base import WorkerState
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
 from neuro_evolution.evaluation.seeds import generation_seeds
 from neuro_evolution.experiment import template_for_env
+from neuro_evolution.frozen import FrozenDict
 
 DASK = [sys.executable, "-m", "dask"]  # the `dask` command of this interpreter
 
@@ -159,7 +160,8 @@ def test_worker_setup_error_surfaces_at_start_and_leaves_no_plugin(
     """A worker that cannot make the env fails ``start``; the cluster keeps no broken plugin
     (a worker joining later would fail to start with it)."""
     setup = make_setup(count=4)
-    bad_env = parse(EnvironmentConfig, {"id": "CartPole-v1", "kwargs": {"bogus": 1}}, "environment")
+    # Built without parse(): config validation would refuse the kwarg before any worker starts.
+    bad_env = EnvironmentConfig(id="CartPole-v1", kwargs=FrozenDict(bogus=1))
     spec = dataclasses.replace(setup.spec, environment=bad_env)
     handler = DaskHandler(scheduler=external.address)
     observer = Client(external.address, set_as_default=False)

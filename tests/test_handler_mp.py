@@ -11,11 +11,11 @@ import time
 import pytest
 from test_handler_dask import _alive, make_setup
 
-from neuro_evolution.configtools import parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.handlers import make_handler
 from neuro_evolution.evaluation.handlers.base import WorkerState
 from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
+from neuro_evolution.frozen import FrozenDict
 
 
 def test_make_handler_builds_the_mp_handler_with_its_options() -> None:
@@ -54,7 +54,8 @@ def test_pool_lives_for_the_whole_run_and_close_leaves_no_processes() -> None:
 def test_worker_setup_error_surfaces_at_start() -> None:
     """A worker that cannot make its env fails ``start`` with the env's own error."""
     setup = make_setup(count=4)
-    bad_env = parse(EnvironmentConfig, {"id": "CartPole-v1", "kwargs": {"bogus": 1}}, "environment")
+    # Built without parse(): config validation would refuse the kwarg before any worker starts.
+    bad_env = EnvironmentConfig(id="CartPole-v1", kwargs=FrozenDict(bogus=1))
     spec = dataclasses.replace(setup.spec, environment=bad_env)
     handler = MultiprocessingHandler(workers=2, start_method="spawn")
     try:

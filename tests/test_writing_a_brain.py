@@ -123,5 +123,5 @@ def test_unknown_brain_type_names_get_a_did_you_mean() -> None:
         ConfigError, match=r"^brain\.type: unknown brain type 'Elmann'\. Did you mean `Elman`\?"
     ):
         parse_brain_config({"type": "Elmann"}, "brain")
-    with pytest.raises(ConfigError, match=r"imports\[0\]: cannot import 'no_such_brains'"):
+    with pytest.raises(ConfigError, match=r"imports\[0\]: cannot import module 'no_such_brains'"):
         parse_config(small_config(imports=["no_such_brains"]))

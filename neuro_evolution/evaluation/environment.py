@@ -1,30 +1,124 @@
-"""The ``environment`` config section and making Gymnasium envs from it."""
+"""The ``environment`` config section and making Gymnasium envs from it.
+
+Three ways to name an env (see ``docs/environments.md``):
+
+- ``id``: a registered id (``CartPole-v1``), an id that a module in the top-level ``imports``
+  registers, or ``module:EnvId`` -- the module is imported first, as ``gymnasium.make`` does,
+  in every process that makes the env;
+- ``entry_point``: ``module:Class`` of an env class (or function) that is not registered at all;
+
+then ``kwargs`` for the env and ``wrappers`` applied in order. Everything a name refers to is
+imported and checked when the config is read, so a typo is one line at start-up.
+"""
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 import gymnasium as gym
+from gymnasium.envs.registration import EnvSpec, load_env_creator
 
 from neuro_evolution.configtools import ConfigBase, ConfigError, config_class, did_you_mean, option
+from neuro_evolution.evaluation.wrappers import WrapperConfig, check_arguments
 from neuro_evolution.frozen import FrozenDict
+from neuro_evolution.importing import (
+    describe_exception,
+    import_module,
+    load_object,
+    split_reference,
+)
+
+# Keyword arguments that gymnasium.make itself takes (not passed to the env constructor).
+MAKE_OPTIONS = frozenset({"max_episode_steps", "disable_env_checker"})
+PATH = "environment"  # where this section sits in an experiment config
 
 
 @config_class
 class EnvironmentConfig(ConfigBase):
-    """Which Gymnasium environment to evolve brains on."""
+    """Which Gymnasium environment to evolve brains on (give ``id`` or ``entry_point``)."""
 
-    id: str = option(doc="Gymnasium environment id, e.g. CartPole-v1")
-    kwargs: dict = option(FrozenDict(), doc="keyword arguments passed to gymnasium.make")
+    id: str | None = option(
+        None,
+        doc="Gymnasium environment id: registered (CartPole-v1), registered by a module in "
+        "imports, or module:EnvId (the module is imported first)",
+    )
+    entry_point: str | None = option(
+        None, doc="module:Class of an env that is not registered (instead of id)"
+    )
+    kwargs: dict = option(
+        FrozenDict(),
+        doc="keyword arguments of the env (and of gymnasium.make, e.g. max_episode_steps)",
+    )
+    wrappers: tuple[WrapperConfig, ...] = option(
+        (), doc="Gymnasium wrappers applied in order: {name, kwargs} or just a name"
+    )
 
     def validate(self, path: str) -> None:
-        if self.id not in gym.registry:
+        path = path or PATH
+        if (self.id is None) == (self.entry_point is None):
             raise ConfigError(
-                f"{path}.id" if path else "id",
-                f"unknown Gymnasium environment {self.id!r}.{did_you_mean(self.id, gym.registry)}",
+                path,
+                "give exactly one of id (a Gymnasium id such as CartPole-v1, or module:EnvId) "
+                "and entry_point (module:Class of an unregistered env)",
             )
+        if self.id is not None:
+            spec = self.registered_spec(f"{path}.id")
+            creator = spec.entry_point
+            spec_kwargs = dict(spec.kwargs)
+        else:
+            creator = self._entry_point(f"{path}.entry_point")
+            spec_kwargs = {}
+        if isinstance(creator, str):
+            try:
+                creator = load_env_creator(creator)
+            except Exception as error:
+                raise ConfigError(
+                    f"{path}.id", f"{self.id!r} cannot be loaded: {describe_exception(error)}"
+                ) from None
+        env_kwargs = {k: v for k, v in self.kwargs.items() if k not in MAKE_OPTIONS}
+        check_arguments(creator, (), {**spec_kwargs, **env_kwargs}, f"{path}.kwargs")
+
+    @property
+    def label(self) -> str:
+        """The env's name for messages and titles: its id or its entry point."""
+        return self.id if self.id is not None else str(self.entry_point)
+
+    def registered_spec(self, path: str = f"{PATH}.id") -> EnvSpec:
+        """The registry entry of ``id`` (its module imported first for ``module:EnvId``)."""
+        if self.id is None:
+            raise ConfigError(path, f"{self.label} is not a registered env (it has no id)")
+        module, name = None, self.id
+        if ":" in self.id:
+            module, name = split_reference(self.id, path, "my_package.envs:MyEnv-v0")
+            import_module(module, path)
+        if name not in gym.registry:
+            where = f" (module {module!r} registers no such id)" if module else ""
+            raise ConfigError(
+                path,
+                f"unknown Gymnasium environment {name!r}{where}.{did_you_mean(name, gym.registry)}"
+                " An env registered by your own package: add its module to imports, or write "
+                "module:EnvId",
+            )
+        return gym.registry[name]
+
+    def _entry_point(self, path: str) -> Any:
+        creator = load_object(str(self.entry_point), path, "my_package.envs:MyEnv")
+        if not callable(creator):
+            raise ConfigError(path, f"{self.entry_point!r} is not a class or function")
+        return creator
 
     def make(self, render_mode: str | None = None) -> gym.Env:
-        """A new env instance (the passive env checker is off: it costs time on every step)."""
-        kwargs = dict(self.kwargs)
+        """A new env instance, wrapped (the passive env checker is off: it costs every step)."""
+        kwargs = copy.deepcopy(dict(self.kwargs))
         if render_mode is not None:
             kwargs["render_mode"] = render_mode
-        return gym.make(self.id, disable_env_checker=True, **kwargs)
+        if self.entry_point is not None:
+            creator = self._entry_point(f"{PATH}.entry_point")
+            spec = EnvSpec(id=self.entry_point, entry_point=creator)
+            env = gym.make(spec, disable_env_checker=True, **kwargs)
+        else:
+            env = gym.make(self.id, disable_env_checker=True, **kwargs)
+        for index, wrapper in enumerate(self.wrappers):
+            env = wrapper.apply(env, f"{PATH}.wrappers[{index}]")
+        return env

@@ -19,6 +19,7 @@ from neuro_evolution.configtools import ConfigBase, config_class, option
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.seeds import brain_rng, episode_seed
 from neuro_evolution.frozen import FrozenClassMeta, frozen_dataclass
+from neuro_evolution.importing import import_module
 from neuro_evolution.normalization import (
     ObservationNormalizationConfig,
     ObservationRecorder,
@@ -82,6 +83,13 @@ class RunnerSpec(metaclass=FrozenClassMeta):
     novelty: NoveltyConfig | None = None  # set when behaviour is recorded
     # set when observations are normalized: evaluations then gather observation statistics
     observation_normalization: ObservationNormalizationConfig | None = None
+    imports: tuple[str, ...] = ()  # the config's imports, e.g. a module registering the env id
+
+    def import_modules(self) -> None:
+        """Import ``imports`` in this process: a worker started by forkserver, spawn or Dask has
+        not run the main process's imports, and an env id they register must resolve there too."""
+        for index, module in enumerate(self.imports):
+            import_module(module, f"imports[{index}]")
 
     def make(self) -> EpisodeRunner:
         """A runner with its own env (made once, reused for every episode)."""
@@ -199,7 +207,7 @@ class EpisodeRunner:
         if not self.env.action_space.contains(action):
             raise ValueError(
                 f"brain {template.config.type_name()} produced {action!r}, which is not in the "
-                f"action space {self.env.action_space} of {self.spec.environment.id}"
+                f"action space {self.env.action_space} of {self.spec.environment.label}"
             )
         self.env.step(action)
 

@@ -65,8 +65,9 @@ class SpaceAdapter(ReadOnlyRecord):
             fields.update(observation_kind="box", input_size=int(np.prod(observation_space.shape)))
         else:
             raise UnsupportedSpaceError(
-                f"observation space {observation_space} is not supported: use an env (or a "
-                "gymnasium wrapper such as FlattenObservation) with a Box or Discrete observation"
+                f"observation space {observation_space} is not supported: list the wrapper "
+                "FlattenObservation in environment.wrappers (brains take a Box or Discrete "
+                "observation)"
             )
         if isinstance(action_space, gym.spaces.Discrete):
             fields.update(

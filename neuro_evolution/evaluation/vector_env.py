@@ -7,9 +7,11 @@ Two implementations behind one small interface, :class:`LockstepEnv`:
   ``CartPoleVectorEnv``). Such a vector env seeds all copies from *one* generator, so on its own it
   cannot reproduce ``env.reset(seed=s_i)`` per copy. A :class:`NativeAdapter` makes it exact: a
   reference single env (made like the sequential runner's) is reset with each copy's seed and its
-  physical state is copied into the vector env. Only env classes with an adapter run natively.
+  physical state is copied into the vector env. Only env classes with an adapter run natively,
+  and only unwrapped: an env with ``environment.wrappers`` always takes the sync path.
 - :class:`SyncLockstepEnv` holds a ``gymnasium.vector.SyncVectorEnv`` (autoreset disabled) of envs
-  made exactly like the sequential runner's and resets/steps its sub-envs itself, only the active
+  made exactly like the sequential runner's (``environment.make()``: same kwargs, same wrappers,
+  same ``module:`` imports) and resets/steps its sub-envs itself, only the active
   ones: ``SyncVectorEnv.step`` would also step finished sub-envs (undefined behaviour in Gymnasium,
   and wasted time), and its batched observation buffer would cast observations to the space dtype,
   which the sequential runner does not do.
@@ -150,7 +152,7 @@ class NativeLockstepEnv(LockstepEnv):
         reason = adapter.incompatibility(self.vector_env.unwrapped, self.reference)
         if reason is not None:
             self.close()
-            raise ValueError(f"native vector env of {environment.id} cannot be used: {reason}")
+            raise ValueError(f"native vector env of {environment.label} cannot be used: {reason}")
 
     def reset(self, seeds: Sequence[int]) -> np.ndarray:
         seeds = np.asarray(seeds, dtype=np.int64)
@@ -189,10 +191,20 @@ def _make_native(environment: EnvironmentConfig, count: int) -> Any:
 
 
 def native_adapter(environment: EnvironmentConfig) -> tuple[NativeAdapter | None, str]:
-    """The adapter for the env's native vector env, or None and the reason it has none."""
-    spec = gym.spec(environment.id)
+    """The adapter for the env's native vector env, or None and the reason it has none.
+
+    A wrapped env never runs natively: a native vector env steps the bare env class, and a
+    wrapper's single-env code (observation, action and reward changes, its own time limit) would
+    need a vector twin proven to give the same numbers. Each sub-env of a SyncVectorEnv is made by
+    ``environment.make()`` instead -- the sequential runner's env, wrappers included.
+    """
+    if environment.wrappers:
+        return None, "wrappers are applied to each sub-env of a SyncVectorEnv"
+    if environment.entry_point is not None:
+        return None, "an env given by entry_point has no registered native vector env"
+    spec = environment.registered_spec()
     if spec.vector_entry_point is None:
-        return None, f"{environment.id} has no native vector env"
+        return None, f"{environment.label} has no native vector env"
     try:
         probe = _make_native(environment, 1)
     except Exception as error:  # e.g. a kwarg only the single env accepts

@@ -147,7 +147,7 @@ class VectorizedWorkerState:
                 self.mode = "native"
             elif mode == "native":
                 raise ValueError(
-                    f"environment.id {spec.environment.id!r} cannot run on a native vector env: "
+                    f"environment {spec.environment.label!r} cannot run on a native vector env: "
                     f"{self.sync_reason}; use mode 'auto' or 'sync'"
                 )
         io = template.io
@@ -160,7 +160,7 @@ class VectorizedWorkerState:
         if self.fallback is not None:
             return f"per-individual loop ({self.fallback_reason})"
         if self.mode == "native":
-            return f"native vector env of {self.spec.environment.id}"
+            return f"native vector env of {self.spec.environment.label}"
         return f"SyncVectorEnv ({self.sync_reason})"
 
     def evaluate(

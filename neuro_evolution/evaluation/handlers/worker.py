@@ -49,6 +49,7 @@ def vectorized_state_class() -> type:
 
 def make_worker_state(template: BrainTemplate, spec: RunnerSpec, vectorize: bool) -> ChunkEvaluator:
     """The long-lived state of one worker: env made once, one brain (or batch brain) reused."""
+    spec.import_modules()
     if vectorize:
         return vectorized_state_class()(template, spec)
     return WorkerState(template, spec)

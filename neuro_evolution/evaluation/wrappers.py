@@ -1,0 +1,165 @@
+"""``environment.wrappers``: Gymnasium wrappers named in JSON, checked at start-up, applied in turn.
+
+An entry is ``{"name": NAME, "kwargs": {...}}`` (or just ``"NAME"``), where NAME is a class of
+``gymnasium.wrappers`` (``FlattenObservation``, ``ClipAction``, ``RescaleAction``, ``TimeLimit``,
+...) or ``module:Class``. Every process that makes the env -- the main process, each mp or Dask
+worker, every sub-env of the vectorized handler, replay -- applies the same list, so results stay
+identical across handlers (see ``docs/environments.md``).
+
+Refused, with the fix in the message: wrappers that take a Python function (JSON cannot hold
+one; :class:`RewardOffset` is the JSON form of a reward offset), and wrappers whose running
+statistics carry over from episode to episode inside one worker (fitness would depend on which
+worker evaluated what, in which order).
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import math
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import gymnasium.wrappers
+
+from neuro_evolution.configtools import (
+    ConfigBase,
+    ConfigError,
+    config_class,
+    did_you_mean,
+    option,
+    parse,
+    register_polymorphic,
+)
+from neuro_evolution.frozen import FrozenDict
+from neuro_evolution.importing import describe_exception, load_object
+
+REWARD_OFFSET = "neuro_evolution.evaluation.wrappers:RewardOffset"
+
+_OWN_WRAPPER_HINT = "write a gymnasium.Wrapper subclass and name it as module:Class"
+_STATEFUL_HINT = (
+    "updates running statistics on every step inside each worker's env, so fitness would depend "
+    "on which worker ran which genome in what order (handlers, resume and replay would disagree)"
+)
+REFUSED: dict[str, str] = {
+    "TransformReward": (
+        "takes a Python function, which JSON cannot hold; for a reward offset use "
+        f'{{"name": "{REWARD_OFFSET}", "kwargs": {{"offset": -1.0}}}}, otherwise '
+        + _OWN_WRAPPER_HINT
+    ),
+    "TransformObservation": f"takes a Python function, which JSON cannot hold; {_OWN_WRAPPER_HINT}",
+    "TransformAction": f"takes a Python function, which JSON cannot hold; {_OWN_WRAPPER_HINT}",
+    "NormalizeObservation": (
+        f"{_STATEFUL_HINT}; use the project's observation normalization instead (statistics "
+        "merged in submission order and frozen per generation, see docs/environments.md)"
+    ),
+    "NormalizeReward": f"{_STATEFUL_HINT}; rank-based fitness shaping makes it unnecessary",
+}
+
+
+class RewardOffset(gym.RewardWrapper, gym.utils.RecordConstructorArgs):
+    """Adds ``offset`` to every reward: ``TransformReward(env, lambda r: r + offset)`` in a form a
+    JSON config can name (e.g. a locomotion task's ``decrease_rewards_by``, with a negative
+    offset)."""
+
+    def __init__(self, env: gym.Env, offset: float):
+        if isinstance(offset, bool) or not isinstance(offset, int | float):
+            raise TypeError(f"offset must be a number, got {offset!r}")
+        if not math.isfinite(offset):
+            raise ValueError(f"offset must be finite, got {offset!r}")
+        gym.utils.RecordConstructorArgs.__init__(self, offset=offset)
+        gym.RewardWrapper.__init__(self, env)
+        self.offset = float(offset)
+
+    def reward(self, reward: SupportsFloat) -> float:
+        """The env's reward plus the offset."""
+        return float(reward) + self.offset
+
+
+def gymnasium_wrapper_names() -> list[str]:
+    """The names ``gymnasium.wrappers`` exports, its ``vector`` submodule aside (some load lazily:
+    those needing jax or torch are only imported when named)."""
+    return [name for name in gymnasium.wrappers.__all__ if name != "vector"]
+
+
+def resolve_wrapper(name: str, path: str) -> type[gym.Wrapper]:
+    """The wrapper class ``name`` stands for; a one-line ConfigError (on ``path``) if none."""
+    if ":" in name:
+        wrapper = load_object(name, path, REWARD_OFFSET)
+    else:
+        if name in REFUSED:
+            raise ConfigError(path, f"{name} is not supported: it {REFUSED[name]}")
+        known = gymnasium_wrapper_names()
+        if name not in known:
+            raise ConfigError(
+                path,
+                f"unknown Gymnasium wrapper {name!r}.{did_you_mean(name, known)} Name a class of "
+                "gymnasium.wrappers or your own as module:Class",
+            )
+        try:
+            wrapper = getattr(gymnasium.wrappers, name)
+        except Exception as error:  # a lazily loaded wrapper whose dependency is missing
+            raise ConfigError(
+                path, f"{name} cannot be loaded: {describe_exception(error)}"
+            ) from None
+    if not (isinstance(wrapper, type) and issubclass(wrapper, gym.Wrapper)):
+        raise ConfigError(path, f"{name!r} is not a gymnasium.Wrapper subclass")
+    return wrapper
+
+
+def check_arguments(target: Any, args: tuple[Any, ...], kwargs: dict[str, Any], path: str) -> None:
+    """ConfigError on ``path`` if ``target(*args, **kwargs)`` would not bind to its signature."""
+    try:
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):  # no inspectable signature: the dry run will tell
+        return
+    parameters = signature.parameters
+    names = [
+        name
+        for name, p in list(parameters.items())[len(args) :]
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    takes = f"{getattr(target, '__name__', target)} takes: {', '.join(names) or 'nothing'}"
+    if not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        for key in kwargs:
+            if key not in names:
+                raise ConfigError(
+                    path,
+                    f"got an unexpected keyword argument {key!r} ({takes})."
+                    + did_you_mean(key, names),
+                )
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as error:
+        raise ConfigError(path, f"{error} ({takes})") from None
+
+
+@config_class
+class WrapperConfig(ConfigBase):
+    """One entry of ``environment.wrappers`` (a plain string is short for ``{"name": ...}``)."""
+
+    name: str = option(
+        doc="a class of gymnasium.wrappers (e.g. FlattenObservation) or module:Class"
+    )
+    kwargs: dict = option(FrozenDict(), doc="keyword arguments of the wrapper besides the env")
+
+    def validate(self, path: str) -> None:
+        wrapper = resolve_wrapper(self.name, f"{path}.name")
+        check_arguments(wrapper, (None,), dict(self.kwargs), f"{path}.kwargs")
+
+    def apply(self, env: gym.Env, path: str) -> gym.Env:
+        """``env`` wrapped; a wrapper that cannot wrap this env is a ConfigError on ``path``."""
+        wrapper = resolve_wrapper(self.name, f"{path}.name")
+        try:  # a deep copy: no two envs share a mutable JSON value (a list) handed to a wrapper
+            return wrapper(env, **copy.deepcopy(dict(self.kwargs)))
+        except Exception as error:
+            raise ConfigError(
+                path, f"{self.name} cannot wrap this env: {describe_exception(error)}"
+            ) from error
+
+
+def _parse_wrapper(value: Any, path: str) -> WrapperConfig:
+    return parse(WrapperConfig, {"name": value} if isinstance(value, str) else value, path)
+
+
+register_polymorphic(WrapperConfig, _parse_wrapper)

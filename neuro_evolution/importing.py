@@ -1,0 +1,62 @@
+"""Importing what a config names (``imports``, ``module:EnvId``, ``module:Class``) with errors a
+person can act on: one line naming the config field, the module and what went wrong in it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import traceback
+from types import ModuleType
+from typing import Any
+
+from neuro_evolution.configtools import ConfigError, did_you_mean
+
+
+def describe_exception(error: BaseException) -> str:
+    """``Type: first line of the message (file.py:LINE)`` -- where the error was raised."""
+    lines = str(error).splitlines()
+    text = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    frames = traceback.extract_tb(error.__traceback__)
+    if frames and not isinstance(error, ModuleNotFoundError):
+        text += f" ({frames[-1].filename}:{frames[-1].lineno})"
+    return text
+
+
+def import_module(name: str, path: str) -> ModuleType:
+    """Import ``name``; any failure (not found, or an error raised while it runs) is a one-line
+    :class:`ConfigError` on ``path``."""
+    try:
+        return importlib.import_module(name)
+    except Exception as error:
+        found = getattr(error, "name", None)
+        if isinstance(error, ModuleNotFoundError) and found and name.startswith(found):
+            reason = f"no module named {found!r} (is it installed, or on PYTHONPATH?)"
+        else:
+            reason = describe_exception(error)
+        raise ConfigError(path, f"cannot import module {name!r}: {reason}") from None
+
+
+def split_reference(reference: str, path: str, example: str) -> tuple[str, str]:
+    """``"module:Name"`` -> ``("module", "Name")``; ConfigError unless it has exactly that form."""
+    module, _, attribute = reference.partition(":")
+    if not module or not attribute or ":" in attribute:
+        raise ConfigError(
+            path, f"must have the form module:Name (e.g. {example}), got {reference!r}"
+        )
+    return module, attribute
+
+
+def load_object(reference: str, path: str, example: str) -> Any:
+    """The object ``Name`` of ``"module:Name"``, the module imported first."""
+    module_name, attribute = split_reference(reference, path, example)
+    module = import_module(module_name, path)
+    target: Any = module
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            public = [n for n in dir(module) if not n.startswith("_")]
+            raise ConfigError(
+                path,
+                f"module {module_name!r} has no {attribute!r}.{did_you_mean(attribute, public)}",
+            )
+        target = getattr(target, part)
+    return target
