@@ -66,7 +66,9 @@ class ExperimentConfig(ConfigBase):
     environment: EnvironmentConfig = option(doc="the Gymnasium environment")
     random_seed: int = option(0, doc="seed of every random choice of the run", ge=0, lt=2**32)
     number_generations: int = option(doc="generations to run", ge=1)
-    optimizer: OptimizerConfig = option(doc="evolution strategy: {type: MU_ES | CMA_ES, ...}")
+    optimizer: OptimizerConfig = option(
+        doc="evolution strategy: {type: a registered optimizer, ...} (sections below)"
+    )
     brain: BrainConfig = option(doc="network: {type: CTRNN | FFNN | LSTM | registered, ...}")
     episode_runner: EpisodeRunnerConfig = option(EpisodeRunnerConfig(), doc="episode options")
     evaluation: EvaluationConfig = option(EvaluationConfig(), doc="evaluation handler")

@@ -29,6 +29,7 @@ from neuro_evolution.results import read_log
 OPTIMIZERS = {
     "MU_ES": {"type": "MU_ES", "mu": 4, "lambda_": 8},
     "CMA_ES": {"type": "CMA_ES", "population_size": 8, "sigma": 0.5},
+    "PGPE": {"type": "PGPE", "population_size": 8, "stdev_init": 0.5},
 }
 
 
@@ -116,7 +117,7 @@ def assert_identical(resumed: Path, straight: Path, extended_from: int | None = 
             assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), f"{part} {key}"
 
 
-@pytest.mark.parametrize("optimizer", ["MU_ES", "CMA_ES"])
+@pytest.mark.parametrize("optimizer", OPTIMIZERS)
 def test_sigkill_mid_run_then_resume_ends_identical(tmp_path, optimizer):
     """SIGKILL after generation 4 with the last checkpoint at 3: the resume redoes generation
     3 (log.csv briefly had it), and the run ends identical to an uninterrupted one."""

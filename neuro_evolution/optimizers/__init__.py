@@ -1,4 +1,4 @@
-"""Evolution strategies behind one ask/tell interface (DEAP mu+lambda ES and CMA-ES)."""
+"""Evolution strategies behind one ask/tell interface (MU_ES, CMA_ES, PGPE, OPENAI_ES, SNES)."""
 
 from neuro_evolution.optimizers.base import (
     OPTIMIZERS,

@@ -69,6 +69,9 @@ class Optimizer(metaclass=FrozenABCMeta):
 def _load_builtin_optimizers() -> None:
     import neuro_evolution.optimizers.cma_es  # noqa: F401
     import neuro_evolution.optimizers.mu_plus_lambda  # noqa: F401
+    import neuro_evolution.optimizers.openai_es  # noqa: F401
+    import neuro_evolution.optimizers.pgpe  # noqa: F401
+    import neuro_evolution.optimizers.snes  # noqa: F401
 
 
 OPTIMIZERS: Registry[Optimizer] = Registry("optimizer", OptimizerConfig, _load_builtin_optimizers)

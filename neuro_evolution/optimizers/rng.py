@@ -146,3 +146,45 @@ class NumpyLegacyRandomState:
         )
         np.random.RandomState().set_state(restored)  # validates before we adopt it
         self._state = restored
+
+
+def owned_generator(seed: int, purpose: int) -> np.random.Generator:
+    """A numpy ``Generator`` (PCG64) of the optimizer's own, seeded from the run-derived seed.
+
+    Optimizers that draw with numpy's ``Generator`` API use this instead of the global
+    generators, so nothing needs swapping in or out.
+    """
+    return np.random.Generator(np.random.PCG64(derived_seed(seed, purpose)))
+
+
+_WORD = (1 << 64) - 1
+
+
+def generator_to_state(generator: np.random.Generator, prefix: str) -> dict[str, Any]:
+    """A PCG64 generator's state as plain data: ``{prefix}_words`` holds the 128-bit state and
+    increment as four uint64 words (high, low, high, low), plus the buffered 32-bit draw."""
+    raw = generator.bit_generator.state
+    if raw["bit_generator"] != "PCG64":
+        raise ValueError(f"only PCG64 generators are saved, got {raw['bit_generator']}")
+    value, increment = int(raw["state"]["state"]), int(raw["state"]["inc"])
+    words = [value >> 64, value & _WORD, increment >> 64, increment & _WORD]
+    return {
+        f"{prefix}_words": np.array(words, dtype=np.uint64),
+        f"{prefix}_has_uint32": int(raw["has_uint32"]),
+        f"{prefix}_uinteger": int(raw["uinteger"]),
+    }
+
+
+def generator_load_state(
+    generator: np.random.Generator, state: Mapping[str, Any], prefix: str
+) -> None:
+    """Put the state :func:`generator_to_state` returned back into ``generator`` (PCG64)."""
+    high, low, inc_high, inc_low = (
+        int(w) for w in state_array(state, f"{prefix}_words", np.uint64, (4,))
+    )
+    generator.bit_generator.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": (high << 64) | low, "inc": (inc_high << 64) | inc_low},
+        "has_uint32": int(state_scalar(state, f"{prefix}_has_uint32")),
+        "uinteger": int(state_scalar(state, f"{prefix}_uinteger")),
+    }

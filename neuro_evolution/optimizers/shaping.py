@@ -60,3 +60,28 @@ def checked_fitness(fitness: np.ndarray, count: int) -> np.ndarray:
             "ranked, make the fitness function return a number"
         )
     return values
+
+
+def nes_utilities(fitness: np.ndarray) -> np.ndarray:
+    """NES rank-based utilities (Wierstra et al. 2014, JMLR, Sec. 3.1, "fitness shaping").
+
+    The k-th best of lambda samples gets max(0, ln(lambda/2 + 1) - ln k), normalised to sum 1,
+    minus 1/lambda: the better half share positive weight, every sample pays 1/lambda, and the
+    utilities sum to 0. Tied fitness values share the mean utility of their ranks.
+    """
+    values = np.asarray(fitness, dtype=np.float64)
+    if values.ndim != 1:
+        raise ValueError(f"fitness must be one-dimensional, got shape {values.shape}")
+    count = len(values)
+    if count == 0:
+        return np.zeros(0)
+    raw = np.maximum(0.0, np.log(count / 2 + 1) - np.log(np.arange(1, count + 1)))
+    by_rank = raw / raw.sum() - 1.0 / count  # by_rank[0] belongs to the best
+    order = np.argsort(-values, kind="stable")
+    sorted_values = values[order]
+    starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
+    ends = np.r_[starts[1:], count]
+    run_means = np.add.reduceat(by_rank, starts) / (ends - starts)
+    utilities = np.empty(count)
+    utilities[order] = np.repeat(run_means, ends - starts)
+    return utilities

@@ -1,0 +1,229 @@
+"""Shared pieces of the separable-Gaussian optimizers (PGPE, OPENAI_ES, SNES).
+
+- :class:`GaussianSearch`: the ask/tell bookkeeping of a search distribution N(center, stdev^2)
+  with a diagonal covariance (O(G) memory): genomes are ``center + stdev * z`` for standard
+  normal rows ``z``; a subclass chooses how ``z`` is drawn and writes only the update
+  (template method: ``_sample`` and ``_update``).
+- :func:`mirrored_normal`: antithetic / symmetric sampling (pairs ``z, -z``).
+- :class:`ClipUp` and :class:`Adam`: steps of the center along an estimated gradient, each
+  holding its state as arrays and scalars.
+- Option factories for the options several configs share, so each is documented once.
+
+Every optimizer draws from its own ``numpy.random.Generator`` (PCG64), saved in ``state()``
+as words (see :func:`rng.generator_to_state`); the global generators are never touched.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from neuro_evolution.configtools import ConfigError, join, option
+from neuro_evolution.hall_of_fame import HallOfFame
+from neuro_evolution.optimizers.base import Optimizer, OptimizerState
+from neuro_evolution.optimizers.rng import (
+    generator_load_state,
+    generator_to_state,
+    owned_generator,
+    state_array,
+    state_scalar,
+)
+from neuro_evolution.optimizers.shaping import checked_fitness
+
+# Purpose word of the distribution-sampling stream (rng.derived_seed); 0 and 1 are the
+# Python / legacy numpy streams of the DEAP-based optimizers.
+_SAMPLING_STREAM = 2
+
+
+def center_init_option() -> Any:
+    """``center_init``: the initial mean of every gene."""
+    return option(0.0, doc="initial mean (center) of every gene")
+
+
+def adam_beta1_option() -> Any:
+    """``adam_beta1`` (Kingma & Ba 2015 default)."""
+    return option(0.9, doc="Adam: decay of the running mean of the gradient", ge=0, lt=1)
+
+
+def adam_beta2_option() -> Any:
+    """``adam_beta2`` (Kingma & Ba 2015 default)."""
+    return option(0.999, doc="Adam: decay of the running mean of the squared gradient", ge=0, lt=1)
+
+
+def adam_epsilon_option() -> Any:
+    """``adam_epsilon`` (Kingma & Ba 2015 default)."""
+    return option(1e-8, doc="Adam: added to the root of the squared-gradient mean", gt=0)
+
+
+def check_even_population(size: int, path: str) -> None:
+    """Refuse an odd population: symmetric sampling evaluates pairs center +- noise."""
+    if size % 2:
+        raise ConfigError(
+            join(path, "population_size"),
+            f"must be even (mirrored pairs center + noise, center - noise), got {size};"
+            f" use {size + 1} or {size - 1}",
+        )
+
+
+def mirrored_normal(rng: np.random.Generator, count: int, genome_size: int) -> np.ndarray:
+    """(count, genome_size) standard normal rows in mirrored pairs: row 2i+1 is -(row 2i).
+
+    Antithetic sampling (Salimans et al. 2017, Sec. 2.2) / symmetric sampling (Sehnke et al.
+    2010): each pair's fitness difference cancels the even part of the objective.
+    """
+    if count % 2:
+        raise ValueError(f"mirrored sampling needs an even count, got {count}")
+    half = rng.standard_normal((count // 2, genome_size))
+    rows = np.empty((count, genome_size))
+    rows[0::2] = half
+    rows[1::2] = -half
+    return rows
+
+
+class ClipUp:
+    """ClipUp (Toklu et al. 2020, "ClipUp: a simple and powerful optimizer for distribution-based
+    policy evolution", Sec. 3): momentum on the *normalised* gradient, speed clipped.
+
+    v <- momentum * v + step_size * g / ||g||;  v <- v * min(1, max_speed / ||v||);  x <- x + v.
+    The step never exceeds ``max_speed`` whatever the fitness scale. Reference: pgpelib.
+    """
+
+    def __init__(self, genome_size: int, step_size: float, momentum: float, max_speed: float):
+        self.step_size, self.momentum, self.max_speed = step_size, momentum, max_speed
+        self.velocity = np.zeros(genome_size)
+
+    def step(self, gradient: np.ndarray) -> np.ndarray:
+        """The change of the center for ``gradient`` (an ascent direction); updates velocity."""
+        norm = float(np.linalg.norm(gradient))
+        direction = gradient / norm if norm > 0 else np.zeros_like(gradient)
+        velocity = self.momentum * self.velocity + self.step_size * direction
+        speed = float(np.linalg.norm(velocity))
+        if speed > self.max_speed:
+            velocity = velocity * (self.max_speed / speed)
+        self.velocity = velocity
+        return velocity.copy()
+
+    def to_state(self, prefix: str) -> dict[str, Any]:
+        return {f"{prefix}_velocity": self.velocity.copy()}
+
+    def load_state(self, state: Mapping[str, Any], prefix: str) -> None:
+        self.velocity = state_array(state, f"{prefix}_velocity", np.float64, self.velocity.shape)
+
+
+class Adam:
+    """Adam (Kingma & Ba 2015, Algorithm 1, with the bias correction folded into the step size
+    as in their Sec. 2), used for ascent: x <- x + alpha_t * m / (sqrt(v) + epsilon)."""
+
+    def __init__(
+        self, genome_size: int, step_size: float, beta1: float, beta2: float, epsilon: float
+    ):
+        self.step_size, self.beta1, self.beta2, self.epsilon = step_size, beta1, beta2, epsilon
+        self.m = np.zeros(genome_size)
+        self.v = np.zeros(genome_size)
+        self.t = 0
+
+    def step(self, gradient: np.ndarray) -> np.ndarray:
+        """The change of the center for ``gradient`` (an ascent direction); updates m, v, t."""
+        self.t += 1
+        self.m = self.beta1 * self.m + (1 - self.beta1) * gradient
+        self.v = self.beta2 * self.v + (1 - self.beta2) * gradient * gradient
+        alpha_t = self.step_size * np.sqrt(1 - self.beta2**self.t) / (1 - self.beta1**self.t)
+        return alpha_t * self.m / (np.sqrt(self.v) + self.epsilon)
+
+    def to_state(self, prefix: str) -> dict[str, Any]:
+        return {f"{prefix}_m": self.m.copy(), f"{prefix}_v": self.v.copy(), f"{prefix}_t": self.t}
+
+    def load_state(self, state: Mapping[str, Any], prefix: str) -> None:
+        self.m = state_array(state, f"{prefix}_m", np.float64, self.m.shape)
+        self.v = state_array(state, f"{prefix}_v", np.float64, self.v.shape)
+        self.t = int(state_scalar(state, f"{prefix}_t"))
+
+
+class GaussianSearch(Optimizer):
+    """Ask/tell over N(center, diag(stdev^2)); subclasses draw ``z`` and update the distribution.
+
+    State (all O(G) but the pending noise, O(P G)): center, stdev, generation, the noise rows of
+    a pending ask, the sampling generator, plus whatever :meth:`_extra_state` adds.
+    """
+
+    NAME: ClassVar[str]
+
+    def __init__(self, config: Any, genome_size: int, seed: int, population_size: int):
+        super().__init__(config, genome_size, seed)
+        if genome_size < 1:
+            raise ValueError(f"genome_size: must be >= 1, got {genome_size}")
+        self.population_size = population_size
+        self.mean = np.full(genome_size, float(config.center_init))
+        self.stdev = np.ones(genome_size)  # set by the subclass
+        self._rng = owned_generator(seed, _SAMPLING_STREAM)
+        self._generation = 0
+        self._noise: np.ndarray | None = None
+
+    @abstractmethod
+    def _sample(self, rng: np.random.Generator) -> np.ndarray:
+        """The (population_size, G) standard normal rows ``z`` of the next generation."""
+
+    @abstractmethod
+    def _update(self, noise: np.ndarray, fitness: np.ndarray) -> None:
+        """Move ``self.mean`` / ``self.stdev`` given the asked rows ``z`` and their fitness."""
+
+    def _extra_state(self) -> dict[str, Any]:
+        """Update-rule state beyond center and stdev (e.g. momentum)."""
+        return {}
+
+    def _load_extra_state(self, state: Mapping[str, Any]) -> None:
+        """Restore what :meth:`_extra_state` returned."""
+
+    def ask(self) -> np.ndarray:
+        """``population_size`` genomes center + stdev * z; asking again returns the same ones."""
+        if self._noise is None:
+            self._noise = self._sample(self._rng)
+        return self.mean + self.stdev * self._noise
+
+    def tell(self, fitness: np.ndarray, hall_of_fame: HallOfFame) -> None:
+        """Update the distribution from the fitness of the last ask (hall of fame unused)."""
+        if self._noise is None:
+            raise RuntimeError("tell() needs a preceding ask(): there are no genomes to score")
+        values = checked_fitness(fitness, len(self._noise))
+        self._update(self._noise, values)
+        self._noise = None
+        self._generation += 1
+
+    def center(self) -> np.ndarray:
+        """The distribution's mean: the genome the run stands behind."""
+        return self.mean.copy()
+
+    def state(self) -> OptimizerState:
+        """Center, stdev, a pending ask's noise, the generator and the update rule's state."""
+        asked = self._noise is not None
+        return {
+            "optimizer": self.NAME,
+            "generation": self._generation,
+            "center": self.mean.copy(),
+            "stdev": self.stdev.copy(),
+            "has_asked": asked,
+            "asked_noise": self._noise.copy() if asked else np.zeros((0, self.genome_size)),
+            **generator_to_state(self._rng, "generator"),
+            **self._extra_state(),
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Continue from a :meth:`state` of an optimizer with the same config and genome size."""
+        if str(state_scalar(state, "optimizer")) != self.NAME:
+            raise ValueError(
+                f"optimizer state is for {state_scalar(state, 'optimizer')!r}, not {self.NAME}"
+            )
+        g = self.genome_size
+        has_asked = bool(state_scalar(state, "has_asked"))
+        rows = self.population_size if has_asked else 0
+        noise = state_array(state, "asked_noise", np.float64, (rows, g))
+        mean = state_array(state, "center", np.float64, (g,))
+        stdev = state_array(state, "stdev", np.float64, (g,))
+        generator_load_state(self._rng, state, "generator")
+        self._load_extra_state(state)
+        self.mean, self.stdev = mean, stdev
+        self._generation = int(state_scalar(state, "generation"))
+        self._noise = noise if has_asked else None

@@ -1,0 +1,159 @@
+"""PGPE: policy gradients with parameter-based exploration, with symmetric sampling.
+
+Sehnke, Osendorfer, Rueckstiess, Graves, Peters, Schmidhuber (2010), "Parameter-exploring policy
+gradients", Neural Networks 23(4). Center update by ClipUp (Toklu, Liskowski, Srivastava 2020)
+or Adam; centered-rank fitness shaping instead of the paper's reward normalisation; a bounded
+relative stdev change. Reference implementation: pgpelib / EvoTorch's ``PGPE`` (NNAISENSE).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from math import sqrt
+from typing import Any, Literal
+
+import numpy as np
+
+from neuro_evolution.configtools import ConfigError, config_class, join, option
+from neuro_evolution.optimizers.base import OPTIMIZERS, OptimizerConfig
+from neuro_evolution.optimizers.gaussian import (
+    Adam,
+    ClipUp,
+    GaussianSearch,
+    adam_beta1_option,
+    adam_beta2_option,
+    adam_epsilon_option,
+    center_init_option,
+    check_even_population,
+    mirrored_normal,
+)
+from neuro_evolution.optimizers.shaping import FitnessShaping, shape_fitness
+
+NAME = "PGPE"
+
+_ADAM_DEFAULT_STEP = 0.01
+
+
+@config_class
+class PgpeConfig(OptimizerConfig):
+    """Options of the ``PGPE`` optimizer (symmetric sampling, ClipUp or Adam center update)."""
+
+    population_size: int = option(
+        100, doc="genomes per generation; even (pairs center + noise, center - noise)", ge=2
+    )
+    center_init: float = center_init_option()
+    stdev_init: float | None = option(
+        None, doc="initial stdev of every gene (set exactly one of stdev_init, radius_init)", gt=0
+    )
+    radius_init: float | None = option(
+        None,
+        doc="initial stdev as a radius: every gene gets radius_init / sqrt(genome size)"
+        " (set exactly one of stdev_init, radius_init)",
+        gt=0,
+    )
+    center_update: Literal["clipup", "adam"] = option(
+        "clipup", doc="how the center follows the gradient estimate: ClipUp or Adam"
+    )
+    center_learning_rate: float | None = option(
+        None,
+        doc="step size of the center update (null: max_speed / 2 for clipup, as Toklu et al."
+        f" 2020 recommend; {_ADAM_DEFAULT_STEP} for adam)",
+        gt=0,
+    )
+    max_speed: float = option(0.3, doc="ClipUp: largest change of the center per generation", gt=0)
+    momentum: float = option(0.9, doc="ClipUp: decay of the velocity", ge=0, lt=1)
+    stdev_learning_rate: float = option(0.1, doc="step size of the stdev update", ge=0)
+    stdev_max_change: float = option(
+        0.2, doc="largest relative change of each gene's stdev per generation", gt=0, lt=1
+    )
+    fitness_shaping: FitnessShaping = option(
+        "centered_ranks", doc="none or centered_ranks (rank-based, ignores the reward scale)"
+    )
+    adam_beta1: float = adam_beta1_option()
+    adam_beta2: float = adam_beta2_option()
+    adam_epsilon: float = adam_epsilon_option()
+
+    def validate(self, path: str) -> None:
+        check_even_population(self.population_size, path)
+        if (self.stdev_init is None) == (self.radius_init is None):
+            raise ConfigError(
+                join(path, "stdev_init"),
+                "set exactly one of stdev_init (per gene) or radius_init (whole genome), got "
+                f"stdev_init={self.stdev_init}, radius_init={self.radius_init}",
+            )
+
+    def step_size(self) -> float:
+        """The center update's step size (``center_learning_rate`` or its default)."""
+        if self.center_learning_rate is not None:
+            return self.center_learning_rate
+        return self.max_speed / 2 if self.center_update == "clipup" else _ADAM_DEFAULT_STEP
+
+    def initial_stdev(self, genome_size: int) -> float:
+        """Every gene's initial stdev."""
+        if self.stdev_init is not None:
+            return self.stdev_init
+        assert self.radius_init is not None  # validate() guarantees one of them
+        return self.radius_init / sqrt(genome_size)
+
+
+def pgpe_gradients(
+    noise: np.ndarray, stdev: np.ndarray, shaped: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(center gradient, stdev gradient) of PGPE with symmetric sampling.
+
+    ``noise`` rows are mirrored pairs (z, -z) scaled by ``stdev`` into epsilon = stdev * z;
+    ``shaped`` is the shaped fitness of the rows (pair i: r+ = shaped[2i], r- = shaped[2i+1]).
+    Sehnke et al. 2010, symmetric sampling, averaged over the n pairs:
+      grad_mu    = 1/n sum_i epsilon_i (r+_i - r-_i) / 2
+      grad_sigma = 1/n sum_i ((r+_i + r-_i) / 2 - b) (epsilon_i^2 - sigma^2) / sigma
+    with the baseline b the mean shaped fitness of the generation.
+    """
+    epsilon = stdev * noise[0::2]
+    plus, minus = shaped[0::2], shaped[1::2]
+    pairs = len(plus)
+    grad_center = ((plus - minus) / 2) @ epsilon / pairs
+    baseline = shaped.mean()
+    grad_stdev = ((plus + minus) / 2 - baseline) @ ((epsilon**2 - stdev**2) / stdev) / pairs
+    return grad_center, grad_stdev
+
+
+@OPTIMIZERS.register(NAME, config=PgpeConfig)
+class Pgpe(GaussianSearch):
+    """PGPE over float64 genomes; ``ask`` returns mirrored pairs (rows 2i and 2i+1)."""
+
+    NAME = NAME
+
+    def __init__(self, config: PgpeConfig, genome_size: int, seed: int):
+        super().__init__(config, genome_size, seed, config.population_size)
+        self.stdev = np.full(genome_size, config.initial_stdev(genome_size))
+        self._step: ClipUp | Adam
+        if config.center_update == "clipup":
+            self._step = ClipUp(genome_size, config.step_size(), config.momentum, config.max_speed)
+        else:
+            self._step = Adam(
+                genome_size,
+                config.step_size(),
+                config.adam_beta1,
+                config.adam_beta2,
+                config.adam_epsilon,
+            )
+
+    def _sample(self, rng: np.random.Generator) -> np.ndarray:
+        return mirrored_normal(rng, self.population_size, self.genome_size)
+
+    def _update(self, noise: np.ndarray, fitness: np.ndarray) -> None:
+        config = self.config
+        shaped = shape_fitness(config.fitness_shaping, fitness)
+        grad_center, grad_stdev = pgpe_gradients(noise, self.stdev, shaped)
+        self.mean = self.mean + self._step.step(grad_center)
+        # Gradient step on the stdev, then each gene's change bounded relative to its old value
+        # (pgpelib's stdev_max_change), which also keeps every stdev positive.
+        allowed = config.stdev_max_change * self.stdev
+        proposed = self.stdev + config.stdev_learning_rate * grad_stdev
+        self.stdev = np.clip(proposed, self.stdev - allowed, self.stdev + allowed)
+
+    def _extra_state(self) -> dict[str, Any]:
+        return self._step.to_state(self.config.center_update)
+
+    def _load_extra_state(self, state: Mapping[str, Any]) -> None:
+        self._step.load_state(state, self.config.center_update)
