@@ -76,6 +76,7 @@ def compare(brain_type: str, options: dict[str, Any], observation_space: gym.Spa
     config = parse_brain_config({"type": brain_type, **options}, "brain")
     template = make_template(config, observation_space, ACTION_SPACE, np.random.default_rng(seed))
     rng = np.random.default_rng(seed + 1)
+    observation_space.seed(seed)  # Discrete observations come from space.sample(): seeded
     genome = rng.normal(0.0, 0.7, template.genome_size)
     brain = template.build(genome)
     reference = REFERENCES[brain_type](template, genome, observation_space)
