@@ -11,7 +11,7 @@ from brain_references import REFERENCES, reference_logarithmic_mask
 
 from neuro_evolution.brains import brain_types, get_brain_type, make_template
 from neuro_evolution.brains.base import parse_brain_config
-from neuro_evolution.brains.masks import logarithmic_mask
+from neuro_evolution.brains.masks import logarithmic_mask, make_mask
 
 TOLERANCE = 1e-12
 STEPS = 300
@@ -76,6 +76,7 @@ def compare(brain_type: str, options: dict[str, Any], observation_space: gym.Spa
     config = parse_brain_config({"type": brain_type, **options}, "brain")
     template = make_template(config, observation_space, ACTION_SPACE, np.random.default_rng(seed))
     rng = np.random.default_rng(seed + 1)
+    observation_space.seed(seed)  # Discrete observations come from space.sample(): seeded
     genome = rng.normal(0.0, 0.7, template.genome_size)
     brain = template.build(genome)
     reference = REFERENCES[brain_type](template, genome, observation_space)
@@ -150,3 +151,20 @@ def test_logarithmic_mask_matches_predecessor_algorithm(rows: int, cols: int, ba
     mask = logarithmic_mask(rows, cols, base)
     assert mask.tolist() == reference_logarithmic_mask(rows, cols, base)
     assert mask.any(axis=1).all()
+
+
+def test_logarithmic_masks_connect_every_row_and_column_as_the_predecessor_drew_them() -> None:
+    """A logarithmic mask of any shape (up to 24 x 24, but 2 x 2) has an entry in every row and
+    every column: no input is ignored, no neuron or output is cut off. Masks as wide as V
+    (inputs <= N) and the square W are the transpose of the predecessor's pattern, which it drew
+    target x source; e.g. 4 inputs x 6 neurons at base 2 would otherwise ignore input 3."""
+    rng = np.random.default_rng(0)
+    for rows in range(1, 25):
+        for cols in range(1, 25):
+            for base in (1.05, 1.5, 2.0, 3.0):
+                mask = make_mask("logarithmic", rows, cols, base, rng)
+                if (rows, cols) != (2, 2):
+                    assert mask.any(axis=1).all() and mask.any(axis=0).all(), (rows, cols, base)
+                if cols >= rows:
+                    predecessor = np.array(reference_logarithmic_mask(cols, rows, base)).T
+                    assert mask.tolist() == predecessor.tolist(), (rows, cols, base)

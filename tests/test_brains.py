@@ -40,9 +40,12 @@ def template_for(
     observation_space: gym.Space = BOX_OBSERVATIONS,
     action_space: gym.Space = BOX_ACTIONS,
     seed: int = 0,
+    base: dict[str, Any] | None = None,
     **changes: Any,
 ) -> BrainTemplate:
-    config = parse_brain_config({"type": brain_type, **OPTIONS.get(brain_type, {}), **changes}, "")
+    """A template of ``base`` options (default: ``OPTIONS[brain_type]``) updated by ``changes``."""
+    base = OPTIONS.get(brain_type, {}) if base is None else base
+    config = parse_brain_config({"type": brain_type, **base, **changes}, "")
     return make_template(config, observation_space, action_space, np.random.default_rng(seed))
 
 
@@ -179,19 +182,69 @@ def test_batch_brain_skips_inactive_rows(brain_type: str) -> None:
     assert not computed or min(computed) < count // 2  # few active rows: fewer rows computed
 
 
+# The CTRNN cases run on two bases: the noisy per-neuron-bounds brain of OPTIONS, and the
+# defaults (fixed clipping to [clipping_range_min, clipping_range_max], no noise, no y0).
+CTRNN_BASES: dict[str, dict[str, Any]] = {
+    "noisy_per_neuron": OPTIONS["CTRNN"],
+    "defaults": {"number_neurons": 6},
+}
+
+
+@pytest.mark.parametrize("base", sorted(CTRNN_BASES))
 @pytest.mark.parametrize("options", CTRNN_CASES, ids=range(len(CTRNN_CASES)))
-def test_ctrnn_batch_brain_equals_single_brains_for_every_option(options: dict[str, Any]):
-    """Batch == single to the bit for the CTRNN option combinations of the reference tests."""
+def test_ctrnn_batch_brain_equals_single_brains_for_every_option(
+    options: dict[str, Any], base: str
+) -> None:
+    """Batch == single to the bit for the CTRNN option combinations of the reference tests, on
+    top of the noisy per-neuron brain and of the defaults (fixed clipping, which the states
+    reach: the bounds are exercised)."""
     count, steps = 4, 150
-    template = template_for("CTRNN", **{**OPTIONS["CTRNN"], **options})
+    template = template_for("CTRNN", base=CTRNN_BASES[base], **options)
     genomes = genomes_for(template, count)
     inputs = observations(count, steps)
     batch = template.build_batch(genomes)
     batch.reset([np.random.default_rng(30 + i) for i in range(count)])
-    actions = np.array([batch.step(inputs[t]) for t in range(steps)])
+    actions, states = [], []
+    for t in range(steps):
+        actions.append(batch.step(inputs[t]))
+        states.append(batch.y.copy())
+    actions_array = np.array(actions)
     for i in range(count):
         single = run(template.build(genomes[i]), inputs[:, i], seed=30 + i)
-        np.testing.assert_array_equal(actions[:, i], single)
+        np.testing.assert_array_equal(actions_array[:, i], single)
+    if template.config.optimize_state_boundaries == "fixed":
+        config = template.config
+        reached = np.array(states)
+        assert np.any(reached == config.clipping_range_max)  # the upper bound clipped
+        assert np.any(reached == config.clipping_range_min)  # the lower bound clipped
+
+
+def test_ctrnn_genome_layout_puts_each_value_where_the_docstring_says() -> None:
+    """A genome of distinct markers decodes to the documented fields: V, W, T (row-major over
+    their masks), then b, then y0, then the lower and upper bounds (as -|g| and |g|)."""
+    N, n_in, n_out, dt = 4, 5, 3, 0.25
+    for v_mask in ("dense", "random"):
+        template = template_for(
+            "CTRNN", base={}, number_neurons=N, delta_t=dt, v_mask=v_mask, v_mask_param=0.5,
+            optimize_y0=True, optimize_state_boundaries="per_neuron",
+        )  # fmt: skip
+        genome = np.arange(1.0, template.genome_size + 1.0)
+        genome[1::2] *= -1.0  # signs too, so |.| of the bounds is visible
+        values = iter(genome.tolist())
+        V = np.zeros((n_in, N))
+        V[template.v_mask] = [next(values) for _ in range(int(template.v_mask.sum()))]
+        W = np.array([[next(values) for _ in range(N)] for _ in range(N)])
+        T = np.array([[next(values) for _ in range(n_out)] for _ in range(N)])
+        b, y0, low, high = ([next(values) for _ in range(N)] for _ in range(4))
+        assert next(values, None) is None
+        brain = template.build(genome)
+        np.testing.assert_array_equal(brain.M, dt * np.vstack([V, W, [b]]))
+        np.testing.assert_array_equal(brain.T, T)
+        np.testing.assert_array_equal(brain.y0, y0)
+        np.testing.assert_array_equal(brain.low, -np.abs(low))
+        np.testing.assert_array_equal(brain.high, np.abs(high))
+        brain.reset(np.random.default_rng(0))
+        np.testing.assert_array_equal(brain.y, y0)
 
 
 ACTION_SPACES = {

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from conftest import small_config
 
+from neuro_evolution.brains.base import make_template
 from neuro_evolution.config import parse_config
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
@@ -95,7 +97,21 @@ def test_generation_seeds_are_a_pure_function_of_run_generation_and_index():
 
 
 def test_dry_run_passes_for_a_matching_brain(template):
-    """The start-up dry run does one reset, one brain step and one env step."""
+    """The start-up dry run does one reset, one brain step and one env step; a brain whose
+    actions do not fit the env's action space is refused with both named."""
     runner = spec().make()
-    runner.dry_run(template)
-    runner.close()
+    try:
+        runner.dry_run(template)
+        assert runner.env.get_wrapper_attr("_elapsed_steps") == 1  # reset, then one env step
+    finally:
+        runner.close()
+    runner = spec().make()
+    box_actions = gym.spaces.Box(-1.0, 1.0, (2,))  # CartPole takes Discrete(2)
+    mismatched = make_template(
+        template.config, runner.env.observation_space, box_actions, np.random.default_rng(0)
+    )
+    try:
+        with pytest.raises(ValueError, match=r"not in the action space Discrete\(2\) of CartPole"):
+            runner.dry_run(mismatched)
+    finally:
+        runner.close()

@@ -1,5 +1,7 @@
-"""Every handler gives bit-identical results: sequential, mp (each start method, 1 and 2 workers,
-vectorized), Dask on a LocalCluster and Dask on a real external `dask scheduler` + `dask worker`s.
+"""Every handler gives bit-identical results: sequential, in-process vectorized, mp (each start
+method, 1 and 2 workers, vectorized), Dask on a LocalCluster and Dask on a real external
+`dask scheduler` + `dask worker`s; for a deterministic FFNN with per-individual episode seeds and
+for a noisy CTRNN whose generation shares one seed.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
 from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
 
 MP_CASES = [f"mp-{method}-{n}" for method in ("fork", "forkserver", "spawn") for n in (1, 2)]
-CASES = [*MP_CASES, "mp-forkserver-2-vectorized", "dask-local", "dask-external"]
+CASES = [*MP_CASES, "mp-forkserver-2-vectorized", "vectorized", "dask-local", "dask-external"]
 CASES += ["dask-external-vectorized"]
 
 EXPERIMENT: dict[str, Any] = {
@@ -34,6 +37,27 @@ EXPERIMENT: dict[str, Any] = {
         "fix_seed_for_generation": False,
     },
 }
+# A stateful, noisy CTRNN (per-neuron bounds, y0, perturbations) whose generation shares seeds.
+CTRNN_EXPERIMENT: dict[str, Any] = {
+    **EXPERIMENT,
+    "brain": {
+        "type": "CTRNN",
+        "number_neurons": 5,
+        "optimize_y0": True,
+        "optimize_state_boundaries": "per_neuron",
+        "parameter_perturbations": 0.02,
+        "w_mask": "random",
+        "w_mask_param": 0.5,
+    },
+    "episode_runner": {**EXPERIMENT["episode_runner"], "fix_seed_for_generation": True},
+}
+EXPERIMENTS = {"ffnn-own-seeds": EXPERIMENT, "ctrnn-noisy-shared-seed": CTRNN_EXPERIMENT}
+# The CTRNN experiment runs on one case of each kind of machinery (the start methods are
+# covered by the FFNN one).
+CTRNN_CASES = ["vectorized", "mp-forkserver-2", "mp-forkserver-2-vectorized", "dask-local"]
+CTRNN_CASES += ["dask-external-vectorized"]
+LOG_CASES = [("ffnn-own-seeds", case) for case in CASES]
+LOG_CASES += [("ctrnn-noisy-shared-seed", case) for case in CTRNN_CASES]
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +92,9 @@ def handler_for(
     def make(case: str) -> EvaluationHandler:
         if case in dask_handlers:
             return dask_handlers[case]
+        if case == "vectorized":
+            made.append(VectorizedHandler())
+            return made[-1]
         _, method, workers, *vectorized = case.split("-")
         handler = MultiprocessingHandler(
             workers=int(workers), start_method=method, vectorize=bool(vectorized)
@@ -103,30 +130,42 @@ def test_batch_evaluate_matches_sequential_exactly(
 
 
 @pytest.fixture(scope="module")
-def sequential_experiment() -> Any:
-    """The reference: the experiment run by the sequential handler."""
+def sequential_experiment() -> Callable[[str], Any]:
+    """Experiment name -> the reference: that experiment run by the sequential handler."""
     from neuro_evolution.experiment import Experiment
 
-    experiment = Experiment(parse_config(EXPERIMENT), handler=SequentialHandler(), quiet=True)
-    experiment.run()
-    experiment.handler.close()
-    return experiment
+    done: dict[str, Any] = {}
+
+    def reference(name: str) -> Any:
+        if name not in done:
+            experiment = Experiment(
+                parse_config(EXPERIMENTS[name]), handler=SequentialHandler(), quiet=True
+            )
+            experiment.run()
+            experiment.handler.close()
+            done[name] = experiment
+        return done[name]
+
+    return reference
 
 
 def _without_wall_time(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in row.items() if k != "wall_time"} for row in log]
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize(("name", "case"), LOG_CASES)
 def test_experiment_log_and_hall_of_fame_match_sequential(
-    case: str, sequential_experiment: Any, handler_for: Callable[[str], EvaluationHandler]
+    name: str,
+    case: str,
+    sequential_experiment: Callable[[str], Any],
+    handler_for: Callable[[str], EvaluationHandler],
 ) -> None:
     """A 3-generation run gives the same log (wall time aside) and hall of fame on any handler."""
     from neuro_evolution.experiment import Experiment
 
-    experiment = Experiment(parse_config(EXPERIMENT), handler=handler_for(case), quiet=True)
+    experiment = Experiment(parse_config(EXPERIMENTS[name]), handler=handler_for(case), quiet=True)
     experiment.run()
-    reference = sequential_experiment
+    reference = sequential_experiment(name)
     assert len(experiment.log) == 3
     assert _without_wall_time(experiment.log) == _without_wall_time(reference.log)
     np.testing.assert_array_equal(experiment.hall_of_fame.genomes, reference.hall_of_fame.genomes)

@@ -158,3 +158,73 @@ def test_novelty_runs_identically_with_every_local_handler():
         log, archive = run(handler)
         assert log == expected_log
         assert np.array_equal(archive, expected_archive)
+
+
+def plain_novelty(population: np.ndarray, archive: np.ndarray, k: int) -> list[float]:
+    """Mean euclidean distance to the k nearest of (the others + the archive), with loops."""
+    scores = []
+    for i, x in enumerate(population):
+        others = [y for j, y in enumerate(population) if j != i] + list(archive)
+        distances = sorted(float(np.sqrt(np.sum((x - y) ** 2))) for y in others)
+        scores.append(sum(distances[:k]) / k)
+    return scores
+
+
+def test_with_novelty_weight_1_the_optimizer_is_told_the_novelty_ranks():
+    """What the optimizer selects on is the rank of each genome's novelty (scaled to [0, 1]),
+    not its fitness: ignoring novelty in selection while the archive updates is caught."""
+    k = 3
+    data = small_config(
+        number_generations=3,
+        novelty={"novelty_weight": 1.0, "novelty_nearest_k": k, "behavioral_max_length": 20},
+    )
+    experiment = Experiment(parse_config(data))
+    told: list[np.ndarray] = []
+    evaluated: list[list] = []
+    tell, evaluate = experiment.optimizer.tell, experiment.evaluate
+
+    def spy_tell(fitness, hall_of_fame):
+        told.append(np.array(fitness))
+        tell(fitness, hall_of_fame)
+
+    def spy_evaluate(genomes):
+        evaluated.append(evaluate(genomes))
+        return evaluated[-1]
+
+    experiment.optimizer.tell, experiment.evaluate = spy_tell, spy_evaluate
+    for _ in range(3):
+        archive = experiment.novelty.behaviors.copy()
+        experiment.step()
+        behaviors = np.stack([r.behavior for r in evaluated[-1]])
+        fitness = np.array([r.fitness for r in evaluated[-1]])
+        expected = centered_ranks(np.array(plain_novelty(behaviors, archive, k)))
+        assert np.allclose(told[-1], expected, rtol=0, atol=1e-12)
+        assert not np.allclose(told[-1], centered_ranks(fitness))  # novelty differs from fitness
+    experiment.close()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_novelty_search_escapes_a_deceptive_task_where_fitness_gets_stuck(seed):
+    """On tests/examples/deceptive_track.py fitness leads left to a wall (0.5) while the goal
+    (10) lies right: in 30 generations pure fitness stays at 0.5 and novelty (weight 1, the
+    trajectory as behaviour) reaches the goal. Seeded, so the outcome is fixed."""
+    from examples.deceptive_track import ENV_ID, GOAL_REWARD, WALL, register
+
+    register()
+    data = small_config(
+        environment={"id": ENV_ID},
+        random_seed=seed,
+        number_generations=30,
+        optimizer={"type": "MU_ES", "mu": 5, "lambda_": 20, "initial_gene_range": [-0.2, 0.2]},
+        brain={"type": "FFNN", "hidden_layers": [2]},
+        episode_runner={"number_fitness_runs": 1},
+    )
+    fitness_only = Experiment(parse_config(data))
+    fitness_only.run()
+    novelty = {"novelty_weight": 1.0, "behavioral_interval": 5, "behavioral_max_length": 4}
+    with_novelty = Experiment(
+        parse_config({**data, "novelty": {**novelty, "novelty_nearest_k": 5}})
+    )
+    with_novelty.run()
+    assert fitness_only.hall_of_fame.best_fitness == -WALL  # stuck at the wall
+    assert with_novelty.hall_of_fame.best_fitness == GOAL_REWARD

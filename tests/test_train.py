@@ -118,15 +118,19 @@ def test_missing_config_file_and_bad_run_dir(tmp_path, monkeypatch, capsys):
 
 
 def test_command_line_errors_print_no_traceback(tmp_path):
-    """The real command, run as a user would: exit 2 and no traceback."""
+    """The real command, run as a user would: exit 2, exactly one line on stderr naming the
+    field, no traceback, and nothing created (no runs/ folder, no --out directory)."""
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(small_config(number_generations=-1)))
-    process = subprocess.run(
-        [sys.executable, "-m", "neuro_evolution.train", str(path)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert process.returncode == 2
-    assert "Traceback" not in process.stderr
-    assert "number_generations: must be an integer >= 1, got -1" in process.stderr
+    for out in ([], ["--out", str(tmp_path / "run")]):
+        process = subprocess.run(
+            [sys.executable, "-m", "neuro_evolution.train", str(path), *out],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+        assert process.returncode == 2
+        assert "Traceback" not in process.stderr
+        assert process.stderr.count("\n") == 1 and process.stderr.endswith("\n"), process.stderr
+        assert "number_generations: must be an integer >= 1, got -1" in process.stderr
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json"]

@@ -1,0 +1,112 @@
+"""Nothing a run writes uses pickle: every file of a run directory is a known, checked format.
+
+A run directory from elsewhere must not be able to run code when it is loaded, so each file is
+parsed completely as what its name says: ``.npz`` members are plain ``.npy`` arrays without
+object dtypes (header checked, size exact, loaded with ``allow_pickle=False``), ``.json`` and
+``.csv`` are UTF-8 text that parses, ``.png`` is a chain of CRC-checked chunks ending at IEND.
+Any other file fails the test.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import struct
+import zipfile
+import zlib
+from pathlib import Path
+
+import numpy as np
+from conftest import small_config
+
+from neuro_evolution import train
+
+PICKLE_PROTOCOL = re.compile(rb"\x80[\x02-\x05]")  # PROTO opcode + version: a pickle's start
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def check_npz(path: Path) -> None:
+    """Every member is a .npy of a non-object dtype, exactly header + data, loadable unpickled."""
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            assert info.filename.endswith(".npy"), f"{path.name}: member {info.filename}"
+            data = archive.read(info)
+            stream = io.BytesIO(data)
+            version = np.lib.format.read_magic(stream)
+            read_header = (
+                np.lib.format.read_array_header_1_0
+                if version == (1, 0)
+                else np.lib.format.read_array_header_2_0
+            )
+            shape, _, dtype = read_header(stream)
+            assert not dtype.hasobject, f"{path.name}: {info.filename} holds objects"
+            header = data[: stream.tell()]
+            assert not PICKLE_PROTOCOL.search(header), f"{path.name}: {info.filename}"
+            expected = stream.tell() + int(np.prod(shape)) * dtype.itemsize
+            assert len(data) == expected, f"{path.name}: {info.filename} has extra bytes"
+    with np.load(path, allow_pickle=False) as arrays:
+        for key in arrays.files:
+            arrays[key]  # noqa: B018 - reading is the check
+
+
+def check_text(path: Path) -> str:
+    """UTF-8 text without a pickle's protocol bytes."""
+    data = path.read_bytes()
+    assert not PICKLE_PROTOCOL.search(data), path.name
+    return data.decode("utf-8")
+
+
+def check_png(path: Path) -> None:
+    """The PNG signature, then chunks with correct CRCs up to IEND, and nothing after it."""
+    data = path.read_bytes()
+    assert data.startswith(PNG_SIGNATURE), path.name
+    position = len(PNG_SIGNATURE)
+    kind = b""
+    while kind != b"IEND":
+        length, kind = struct.unpack(">I4s", data[position : position + 8])
+        body = data[position + 8 : position + 8 + length]
+        (crc,) = struct.unpack(">I", data[position + 8 + length : position + 12 + length])
+        assert crc == zlib.crc32(kind + body), f"{path.name}: bad {kind!r} chunk"
+        position += 12 + length
+    assert position == len(data), f"{path.name}: {len(data) - position} bytes after IEND"
+
+
+def check_run_directory(run_dir: Path) -> list[str]:
+    """Check every file below ``run_dir``; return their relative paths."""
+    names = []
+    for path in sorted(p for p in run_dir.rglob("*") if p.is_file()):
+        suffix = path.suffix
+        if suffix == ".npz":
+            check_npz(path)
+        elif suffix == ".json":
+            json.loads(check_text(path))
+        elif suffix == ".csv":
+            assert list(csv.DictReader(io.StringIO(check_text(path)))), path.name
+        elif suffix == ".png":
+            check_png(path)
+        else:
+            raise AssertionError(f"{path.relative_to(run_dir)}: unexpected file in a run directory")
+        names.append(str(path.relative_to(run_dir)))
+    return names
+
+
+def test_no_file_of_a_run_directory_uses_pickle(tmp_path: Path) -> None:
+    """A run with checkpoints, a hall of fame, a novelty archive and a CTRNN with random masks
+    writes only checked npz/JSON/CSV/PNG files (and does write each kind)."""
+    data = small_config(
+        number_generations=4,
+        brain={"type": "CTRNN", "number_neurons": 4, "w_mask": "random", "w_mask_param": 0.5},
+        checkpoint={"every_generations": 2, "keep": 2},
+        novelty={"behavioral_max_length": 5},
+    )
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(data))
+    run_dir = tmp_path / "run"
+    assert train.main([str(config), "--out", str(run_dir), "--quiet"]) == 0
+    names = check_run_directory(run_dir)
+    for expected in ("config.json", "log.csv", "hall_of_fame.npz", "training_status.json"):
+        assert expected in names
+    assert "fitness.png" in names
+    assert len([n for n in names if n.startswith("checkpoints/")]) == 2
