@@ -187,8 +187,8 @@ def test_with_novelty_weight_1_the_optimizer_is_told_the_novelty_ranks():
         told.append(np.array(fitness))
         tell(fitness, hall_of_fame)
 
-    def spy_evaluate(genomes):
-        evaluated.append(evaluate(genomes))
+    def spy_evaluate(genomes, scaler=None):
+        evaluated.append(evaluate(genomes, scaler))
         return evaluated[-1]
 
     experiment.optimizer.tell, experiment.evaluate = spy_tell, spy_evaluate
