@@ -31,7 +31,7 @@ from neuro_evolution.resume import resume_experiment
 NORMALIZED = small_config(
     random_seed=3,
     number_generations=4,
-    optimizer={"type": "CMA_ES", "population_size": 10, "sigma": 0.5},
+    optimizer={"type": "PGPE", "population_size": 10, "radius_init": 2.0},
     brain={"type": "CTRNN", "number_neurons": 3},
     episode_runner={"number_fitness_runs": 2, "max_steps_per_run": 80},
     observation_normalization={"clip": 3.0},
