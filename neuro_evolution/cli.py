@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
+from neuro_evolution.brains.spaces import UnsupportedSpaceError
 from neuro_evolution.configtools import ConfigError
 from neuro_evolution.evaluation.handlers.base import HandlerStartError
-from neuro_evolution.evaluation.spaces import UnsupportedSpaceError
 
 EXIT_USAGE = 2
 

@@ -56,8 +56,8 @@ from neuro_evolution.brains.masks import (
     make_mask,
     merge_sections,
 )
+from neuro_evolution.brains.spaces import SpaceAdapter
 from neuro_evolution.configtools import ConfigError, config_class, join, option
-from neuro_evolution.evaluation.spaces import SpaceAdapter
 from neuro_evolution.frozen import frozen_dataclass, readonly
 
 MASK_PARAM_DOC = "random: density in [0, 1]; logarithmic: base >= 1.05; learned: percentile kept"

@@ -33,8 +33,8 @@ from neuro_evolution.brains.base import (
     BrainTemplate,
     register_brain,
 )
+from neuro_evolution.brains.spaces import SpaceAdapter
 from neuro_evolution.configtools import config_class, option
-from neuro_evolution.evaluation.spaces import SpaceAdapter
 from neuro_evolution.frozen import frozen_dataclass, readonly
 
 
