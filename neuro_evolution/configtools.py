@@ -17,17 +17,10 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
+from neuro_evolution.errors import ConfigError  # re-exported: config authors import it here
 from neuro_evolution.frozen import FrozenClassMeta, FrozenDict, frozen_dataclass
 
 T = TypeVar("T")
-
-
-class ConfigError(ValueError):
-    """A config value is wrong; ``str(error)`` is one line naming the field path and the fix."""
-
-    def __init__(self, path: str, message: str):
-        self.path = path
-        super().__init__(f"{path}: {message}" if path else message)
 
 
 class ConfigBase(metaclass=FrozenClassMeta):

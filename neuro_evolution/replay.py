@@ -15,8 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from neuro_evolution.cli import UserError, run_cli
+from neuro_evolution.cli import run_cli
 from neuro_evolution.config import ExperimentConfig, parse_config
+from neuro_evolution.errors import UserError
 from neuro_evolution.evaluation.episode import EpisodeRunner, RunnerSpec, replace_runner_config
 from neuro_evolution.results import CONFIG_FILE, HALL_OF_FAME_FILE, load_hall_of_fame
 

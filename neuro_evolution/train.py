@@ -28,10 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from neuro_evolution.checkpoint import TrainingStopped, install_checkpoints
-from neuro_evolution.cli import UserError, run_cli
+from neuro_evolution.cli import run_cli
 from neuro_evolution.config import ExperimentConfig, load_config
-from neuro_evolution.configtools import ConfigError
-from neuro_evolution.evaluation.handlers.base import HandlerStartError
+from neuro_evolution.errors import ConfigError, HandlerStartError, UserError
 from neuro_evolution.experiment import Experiment
 from neuro_evolution.results import new_run_directory
 from neuro_evolution.resume import resume_experiment

@@ -21,13 +21,12 @@ from neuro_evolution.checkpoint import (
     read_checkpoint,
 )
 from neuro_evolution.config import config_to_dict, parse_config
+from neuro_evolution.errors import ResumeError, ResumeWarning
 from neuro_evolution.experiment import Experiment
 from neuro_evolution.resume import changed_keys, resume_experiment
 from neuro_evolution.training_status import (
     STATUS_FILE,
     STATUS_FORMAT_VERSION,
-    ResumeError,
-    ResumeWarning,
     library_versions,
 )
 

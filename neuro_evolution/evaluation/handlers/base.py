@@ -18,13 +18,9 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.configtools import ConfigError
+from neuro_evolution.errors import ConfigError
 from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
 from neuro_evolution.frozen import FrozenABCMeta
-
-
-class HandlerStartError(RuntimeError):
-    """A handler could not start for a reason the user can fix (one actionable line)."""
 
 
 class WorkerState:

@@ -25,12 +25,11 @@ from distributed import Client, LocalCluster, get_worker
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.configtools import ConfigError
+from neuro_evolution.errors import ConfigError, HandlerStartError
 from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers import worker as worker_side
 from neuro_evolution.evaluation.handlers.base import (
     EvaluationHandler,
-    HandlerStartError,
     check_batch,
     check_parallel_options,
     sigint_ignored,
