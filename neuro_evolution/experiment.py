@@ -2,8 +2,9 @@
 
 Data flow of one generation: optimizer.ask() -> genomes -> handler.batch_evaluate(genomes, seeds)
 -> raw fitness -> hall of fame -> optimizer.tell(selection fitness) -> log / run directory.
-Everything random derives from ``config.random_seed``; evaluations depend only on
-(template, genome, episode seeds), so the log is identical whichever handler runs it.
+Everything random derives from ``config.random_seed`` (every stream is listed in
+:mod:`neuro_evolution.seeds`); evaluations depend only on (template, genome, episode seeds), so
+the log is identical whichever handler runs it.
 """
 
 from __future__ import annotations
@@ -21,20 +22,11 @@ from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers import make_handler
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.evaluation.seeds import generation_seeds
 from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.novelty import NoveltyArchive
 from neuro_evolution.optimizers.base import Optimizer, make_optimizer
 from neuro_evolution.results import RunDirectory
-
-# Distinct streams derived from the run seed (SeedSequence entropy words).
-TEMPLATE_STREAM = 1
-OPTIMIZER_STREAM = 2
-
-
-def derived_seed(run_seed: int, stream: int) -> int:
-    """A 32-bit seed for one purpose (template masks, optimizer), derived from the run seed."""
-    return int(np.random.SeedSequence([run_seed, stream]).generate_state(1)[0])
+from neuro_evolution.seeds import generation_seeds, optimizer_seed, template_rng
 
 
 def template_for_env(
@@ -50,8 +42,7 @@ def template_for_env(
 
 def build_template(config: ExperimentConfig) -> BrainTemplate:
     """The experiment's template: same config and seed -> the same masks."""
-    rng = np.random.default_rng(derived_seed(config.random_seed, TEMPLATE_STREAM))
-    return template_for_env(config.environment, config.brain, rng)
+    return template_for_env(config.environment, config.brain, template_rng(config.random_seed))
 
 
 def handler_from_config(config: ExperimentConfig) -> EvaluationHandler:
@@ -92,7 +83,7 @@ class Experiment:
         self.optimizer: Optimizer = make_optimizer(
             config.optimizer,
             self.template.genome_size,
-            derived_seed(config.random_seed, OPTIMIZER_STREAM),
+            optimizer_seed(config.random_seed),
         )
         self.hall_of_fame = HallOfFame(config.hall_of_fame_size, self.template.genome_size)
         self.novelty = NoveltyArchive(config.novelty) if config.novelty is not None else None

@@ -9,8 +9,8 @@ from conftest import small_config
 from neuro_evolution.config import parse_config
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
-from neuro_evolution.evaluation.seeds import brain_rng, episode_seed, generation_seeds
 from neuro_evolution.experiment import build_template
+from neuro_evolution.seeds import brain_rng, episode_seed, generation_seeds
 
 
 @pytest.fixture(scope="module")

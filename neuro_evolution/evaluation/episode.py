@@ -17,9 +17,9 @@ import numpy as np
 from neuro_evolution.brains.base import Brain, BrainTemplate
 from neuro_evolution.configtools import ConfigBase, config_class, option
 from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.seeds import brain_rng, episode_seed
 from neuro_evolution.frozen import FrozenClassMeta, frozen_dataclass
 from neuro_evolution.novelty import BehaviorRecorder, NoveltyConfig
+from neuro_evolution.seeds import brain_rng, episode_seed
 
 
 @config_class

@@ -25,7 +25,6 @@ import numpy as np
 from neuro_evolution.brains.base import BatchBrain, BrainTemplate
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState, check_batch
-from neuro_evolution.evaluation.seeds import brain_rngs, episode_seeds
 from neuro_evolution.evaluation.vector_env import (
     LockstepEnv,
     NativeAdapter,
@@ -33,6 +32,7 @@ from neuro_evolution.evaluation.vector_env import (
     make_lockstep_env,
     native_adapter,
 )
+from neuro_evolution.seeds import brain_rngs, episode_seeds
 
 MAX_CACHED_SIZES = 4  # vector envs kept per batch size (mp/Dask chunks have one or two sizes)
 
