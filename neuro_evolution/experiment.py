@@ -20,7 +20,7 @@ from neuro_evolution.brains.base import BrainConfig, BrainTemplate, make_templat
 from neuro_evolution.config import ExperimentConfig, config_to_dict
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
-from neuro_evolution.evaluation.handlers import make_handler
+from neuro_evolution.evaluation.handlers import handler_from_config
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.novelty import NoveltyArchive
@@ -43,18 +43,6 @@ def template_for_env(
 def build_template(config: ExperimentConfig) -> BrainTemplate:
     """The experiment's template: same config and seed -> the same masks."""
     return template_for_env(config.environment, config.brain, template_rng(config.random_seed))
-
-
-def handler_from_config(config: ExperimentConfig) -> EvaluationHandler:
-    """The handler named in the config's ``evaluation`` section."""
-    section = config.evaluation
-    return make_handler(
-        section.handler,
-        workers=section.workers,
-        start_method=section.start_method,
-        scheduler=section.scheduler,
-        vectorize=section.vectorize,
-    )
 
 
 class Experiment:
@@ -91,7 +79,7 @@ class Experiment:
         self.log: list[dict[str, Any]] = []
         self.elapsed_before = 0.0  # wall time of earlier sessions of this run (resume)
         self._owns_handler = handler is None
-        self.handler = handler if handler is not None else handler_from_config(config)
+        self.handler = handler if handler is not None else handler_from_config(config.evaluation)
         self._started = False
         self._clock_start = 0.0
         self.run_directory: RunDirectory | None = None

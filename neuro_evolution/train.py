@@ -31,6 +31,7 @@ from neuro_evolution.checkpoint import TrainingStopped, install_checkpoints
 from neuro_evolution.cli import run_cli
 from neuro_evolution.config import ExperimentConfig, load_config
 from neuro_evolution.errors import ConfigError, HandlerStartError, UserError
+from neuro_evolution.evaluation.handlers.options import START_METHODS, handler_names, option_path
 from neuro_evolution.experiment import Experiment
 from neuro_evolution.results import new_run_directory
 from neuro_evolution.resume import resume_experiment
@@ -61,15 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--handler",
-        choices=("sequential", "mp", "dask", "vectorized"),
+        choices=handler_names(),
         help="evaluation handler (default: the config's evaluation.handler)",
     )
     parser.add_argument(
         "--workers", type=int, help="worker processes for mp/dask (0: one per core)"
     )
-    parser.add_argument(
-        "--start-method", choices=("fork", "forkserver", "spawn"), help="start method for mp"
-    )
+    parser.add_argument("--start-method", choices=START_METHODS, help="start method for mp")
     parser.add_argument(
         "--scheduler",
         help="existing Dask scheduler: tcp://HOST:PORT or a scheduler file (default: LocalCluster)",
@@ -182,7 +181,7 @@ def start_workers(experiment: Experiment) -> None:
         experiment.close()
         handler = experiment.config.evaluation.handler
         raise HandlerStartError(
-            f"evaluation.handler: the {handler} workers could not be set up: "
+            f"{option_path('handler')}: the {handler} workers could not be set up: "
             f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
         ) from error
 

@@ -20,6 +20,7 @@ import numpy as np
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.errors import ConfigError
 from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
+from neuro_evolution.evaluation.handlers.options import EvaluationConfig, option_path
 from neuro_evolution.frozen import FrozenABCMeta
 
 
@@ -46,6 +47,11 @@ class WorkerState:
 
 class EvaluationHandler(metaclass=FrozenABCMeta):
     """Evaluates populations; set up once per run with :meth:`start`, ended with :meth:`close`."""
+
+    @classmethod
+    def from_config(cls, section: EvaluationConfig) -> EvaluationHandler:
+        """The handler for a validated ``evaluation`` section; override to use its options."""
+        return cls()
 
     @abstractmethod
     def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
@@ -90,7 +96,7 @@ def sigint_ignored() -> Iterator[None]:
 def check_parallel_options(workers: int, chunks_per_worker: int) -> None:
     """The options every parallel handler shares: at least one worker and one chunk per worker."""
     if not isinstance(workers, int) or workers < 1:
-        raise ConfigError("evaluation.workers", f"must be an integer >= 1, got {workers!r}")
+        raise ConfigError(option_path("workers"), f"must be an integer >= 1, got {workers!r}")
     if chunks_per_worker < 1:
         raise ValueError(f"chunks_per_worker must be >= 1, got {chunks_per_worker!r}")
 

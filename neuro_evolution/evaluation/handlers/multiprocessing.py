@@ -36,10 +36,15 @@ from neuro_evolution.evaluation.handlers.base import (
     check_parallel_options,
     split_chunks,
 )
+from neuro_evolution.evaluation.handlers.options import (
+    START_METHODS,
+    EvaluationConfig,
+    option_path,
+    register_handler,
+)
 
-START_METHODS = ("fork", "forkserver", "spawn")
 
-
+@register_handler("mp")
 class MultiprocessingHandler(EvaluationHandler):
     """Evaluates chunks of genomes in a persistent pool of ``workers`` processes."""
 
@@ -56,7 +61,7 @@ class MultiprocessingHandler(EvaluationHandler):
                 m for m in START_METHODS if m in multiprocessing.get_all_start_methods()
             )
             raise ConfigError(
-                "evaluation.start_method",
+                option_path("start_method"),
                 f"{start_method!r} is not available here; use one of {available}",
             )
         self.workers = workers
@@ -66,6 +71,14 @@ class MultiprocessingHandler(EvaluationHandler):
         self._executor: ProcessPoolExecutor | None = None
         self._processes: dict[int, Any] = {}  # pid -> multiprocessing.Process, ever started
         self._broken: str | None = None
+
+    @classmethod
+    def from_config(cls, section: EvaluationConfig) -> MultiprocessingHandler:
+        return cls(
+            workers=section.worker_count,
+            start_method=section.start_method,
+            vectorize=section.vectorize,
+        )
 
     # --- lifecycle ---------------------------------------------------------------------------
     def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:

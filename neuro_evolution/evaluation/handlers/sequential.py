@@ -7,8 +7,10 @@ import numpy as np
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState
+from neuro_evolution.evaluation.handlers.options import register_handler
 
 
+@register_handler("sequential")
 class SequentialHandler(EvaluationHandler):
     """Evaluates genomes one after another in this process."""
 

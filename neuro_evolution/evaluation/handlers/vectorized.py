@@ -25,6 +25,7 @@ import numpy as np
 from neuro_evolution.brains.base import BatchBrain, BrainTemplate
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState, check_batch
+from neuro_evolution.evaluation.handlers.options import register_handler
 from neuro_evolution.evaluation.vector_env import (
     LockstepEnv,
     NativeAdapter,
@@ -173,6 +174,7 @@ class VectorizedWorkerState:
             self.fallback.close()
 
 
+@register_handler("vectorized")
 class VectorizedHandler(EvaluationHandler):
     """Evaluates the whole batch in this process, all individuals stepping in lockstep."""
 

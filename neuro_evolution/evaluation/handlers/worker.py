@@ -18,6 +18,7 @@ import numpy as np
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers.base import WorkerState
+from neuro_evolution.evaluation.handlers.options import option_path
 
 
 class ChunkEvaluator(Protocol):
@@ -34,7 +35,7 @@ def vectorized_state_class() -> type:
         from neuro_evolution.evaluation.handlers.vectorized import VectorizedWorkerState
     except ImportError as error:
         raise RuntimeError(
-            "evaluation.vectorize: VectorizedWorkerState cannot be imported from "
+            f"{option_path('vectorize')}: VectorizedWorkerState cannot be imported from "
             f"neuro_evolution.evaluation.handlers.vectorized ({error}); set vectorize to false"
         ) from None
     return VectorizedWorkerState
