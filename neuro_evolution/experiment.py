@@ -25,7 +25,7 @@ from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.novelty import NoveltyArchive
 from neuro_evolution.optimizers.base import Optimizer, make_optimizer
-from neuro_evolution.results import RunDirectory
+from neuro_evolution.results import LogRow, RunDirectory
 from neuro_evolution.seeds import generation_seeds, optimizer_seed, template_rng
 
 
@@ -139,17 +139,17 @@ class Experiment:
         fitness = np.array([r.fitness for r in results], dtype=np.float64)
         self.hall_of_fame.update(genomes, fitness, self.generation)
         self.optimizer.tell(self.selection_fitness(fitness, results), self.hall_of_fame)
-        row = {
-            "generation": self.generation,
-            "evaluations": len(results),
-            "env_steps": int(sum(r.steps for r in results)),
-            "fitness_min": float(fitness.min()),
-            "fitness_mean": float(fitness.mean()),
-            "fitness_max": float(fitness.max()),
-            "fitness_std": float(fitness.std()),
-            "best_so_far": self.hall_of_fame.best_fitness,
-            "wall_time": round(self.wall_time, 4),
-        }
+        row = LogRow(
+            generation=self.generation,
+            evaluations=len(results),
+            env_steps=int(sum(r.steps for r in results)),
+            fitness_min=float(fitness.min()),
+            fitness_mean=float(fitness.mean()),
+            fitness_max=float(fitness.max()),
+            fitness_std=float(fitness.std()),
+            best_so_far=self.hall_of_fame.best_fitness,
+            wall_time=round(self.wall_time, 4),
+        ).to_dict()
         self.log.append(row)
         self.generation += 1
         if self.run_directory is not None:

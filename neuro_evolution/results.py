@@ -3,7 +3,7 @@
 Layout of ``runs/<config-name>-<timestamp>/``::
 
     config.json        the resolved config (every default filled in)
-    log.csv            one row per generation (see LOG_FIELDS)
+    log.csv            one row per generation (the fields of LogRow)
     hall_of_fame.npz   best genomes by raw fitness + the template state (no pickle)
     fitness.png        min / mean / max / best-so-far fitness per generation
 
@@ -13,8 +13,10 @@ Every file is written atomically, so a crash never leaves one half-written.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import time
+import typing
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,17 +33,28 @@ from neuro_evolution.atomic import (
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.hall_of_fame import HallOfFame
 
-LOG_FIELDS = (
-    "generation",
-    "evaluations",
-    "env_steps",
-    "fitness_min",
-    "fitness_mean",
-    "fitness_max",
-    "fitness_std",
-    "best_so_far",
-    "wall_time",
-)
+
+@dataclasses.dataclass(frozen=True)
+class LogRow:
+    """One generation's row of ``log.csv``: the columns, in order, and their types."""
+
+    generation: int
+    evaluations: int
+    env_steps: int
+    fitness_min: float
+    fitness_mean: float
+    fitness_max: float
+    fitness_std: float
+    best_so_far: float
+    wall_time: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as the experiment's log and checkpoints keep it."""
+        return dataclasses.asdict(self)
+
+
+LOG_FIELDS = tuple(field.name for field in dataclasses.fields(LogRow))
+_INT_FIELDS = frozenset(name for name, hint in typing.get_type_hints(LogRow).items() if hint is int)
 CONFIG_FILE = "config.json"
 LOG_FILE = "log.csv"
 HALL_OF_FAME_FILE = "hall_of_fame.npz"
@@ -83,9 +96,7 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
         for row in csv.DictReader(file):
             rows.append(
                 {
-                    key: int(value)
-                    if key in ("generation", "evaluations", "env_steps")
-                    else float(value)
+                    key: int(value) if key in _INT_FIELDS else float(value)
                     for key, value in row.items()
                 }
             )

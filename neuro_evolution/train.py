@@ -20,7 +20,6 @@ import dataclasses
 import shutil
 import signal
 import sys
-import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +34,7 @@ from neuro_evolution.evaluation.handlers.options import START_METHODS, handler_n
 from neuro_evolution.experiment import Experiment
 from neuro_evolution.results import new_run_directory
 from neuro_evolution.resume import resume_experiment
+from neuro_evolution.signals import signals_handled_by
 
 PROGRAM = "neuro_evolution.train"
 
@@ -137,17 +137,8 @@ class StopRequest:
 @contextmanager
 def stop_signals(request: StopRequest) -> Iterator[None]:
     """Route SIGINT and SIGTERM to ``request`` inside the block (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
+    with signals_handled_by(request, [signal.SIGINT, signal.SIGTERM]):
         yield
-        return
-    previous = {
-        signum: signal.signal(signum, request) for signum in (signal.SIGINT, signal.SIGTERM)
-    }
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 @contextmanager

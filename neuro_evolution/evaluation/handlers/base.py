@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import threading
 from abc import abstractmethod
 from collections.abc import Iterator
 from typing import Any
@@ -22,6 +21,7 @@ from neuro_evolution.errors import ConfigError
 from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers.options import EvaluationConfig, option_path
 from neuro_evolution.frozen import FrozenABCMeta
+from neuro_evolution.signals import signals_handled_by
 
 
 class WorkerState:
@@ -83,14 +83,8 @@ def sigint_ignored() -> Iterator[None]:
     (finish the generation, write a checkpoint). Processes started here inherit the ignored
     disposition, and Python keeps a SIGINT that its parent ignored ignored.
     """
-    if threading.current_thread() is not threading.main_thread():
+    with signals_handled_by(signal.SIG_IGN, [signal.SIGINT]):
         yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def check_parallel_options(workers: int, chunks_per_worker: int) -> None:
