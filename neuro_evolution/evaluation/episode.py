@@ -1,9 +1,7 @@
 """EpisodeRunner: runs a brain in one long-lived Gymnasium env and returns its fitness.
 
-Fitness is the mean episode return over ``number_fitness_runs`` episodes. An episode ends when
-the env terminates or truncates (its own time limit), or after ``max_steps_per_run`` steps when
-that is set; an episode cut by ``max_steps_per_run`` before the env terminated loses
-``max_steps_penalty`` from its return.
+The rules of an evaluation are :class:`EpisodeRules`, followed by this runner's loop (one env)
+and by the vectorized handler's lockstep loop (P envs): stepping differs, the rules do not.
 """
 
 from __future__ import annotations
@@ -50,6 +48,47 @@ class EvaluationResult(metaclass=FrozenClassMeta):
 
 
 @frozen_dataclass
+class EpisodeRules(metaclass=FrozenClassMeta):
+    """The episode rules, written once for both loops (their values are scalars or arrays):
+
+    - an evaluation runs ``runs`` episodes, k = 0, 1, ... (seeds: :mod:`neuro_evolution.seeds`);
+    - an episode ends when the env terminates or truncates it (its own time limit); otherwise
+      it is *cut* once it has run ``max_steps`` steps (0: never);
+    - a cut episode loses ``penalty`` from its return and counts as truncated; an episode the
+      env both terminated and truncated counts as terminated;
+    - fitness is the mean of the episode returns (summed in episode order), steps their sum.
+    """
+
+    runs: int
+    max_steps: int
+    penalty: float
+
+    @classmethod
+    def of(cls, config: EpisodeRunnerConfig) -> EpisodeRules:
+        """The rules an episode-runner config sets."""
+        return cls(
+            runs=config.number_fitness_runs,
+            max_steps=config.max_steps_per_run,
+            penalty=config.max_steps_penalty,
+        )
+
+    def reached_limit(self, steps: Any) -> Any:
+        """Whether an episode that the env has not ended after ``steps`` steps is cut now."""
+        return steps >= self.max_steps if self.max_steps else False
+
+    def score(self, episodes: list[tuple[Any, Any, Any, Any, Any]]) -> tuple[Any, Any, Any, Any]:
+        """(fitness, steps, terminated, truncated) of episodes given as (return, steps,
+        terminated, truncated, cut), each a scalar or one array over a batch of individuals."""
+        total_return, total_steps, terminated_count, truncated_count = 0.0, 0, 0, 0
+        for episode_return, steps, terminated, truncated, cut in episodes:
+            total_return = total_return + (episode_return - self.penalty * cut)
+            total_steps = total_steps + steps
+            terminated_count = terminated_count + terminated
+            truncated_count = truncated_count + ((truncated > terminated) | cut)
+        return total_return / len(episodes), total_steps, terminated_count, truncated_count
+
+
+@frozen_dataclass
 class RunnerSpec(metaclass=FrozenClassMeta):
     """Plain, picklable data from which any worker makes its own EpisodeRunner."""
 
@@ -68,31 +107,19 @@ class EpisodeRunner:
     def __init__(self, spec: RunnerSpec, env: gym.Env | None = None):
         self.spec = spec
         self.config = spec.episode_runner
+        self.rules = EpisodeRules.of(spec.episode_runner)
         self.env = env if env is not None else spec.environment.make()
 
     def run(self, brain: Brain, seed: int) -> EvaluationResult:
         """Evaluate ``brain`` over ``number_fitness_runs`` episodes derived from ``seed``."""
-        runs = self.config.number_fitness_runs
         recorder = None
         if self.spec.novelty is not None:
             recorder = BehaviorRecorder(self.spec.novelty, self.env)
-        total_return = 0.0
-        total_steps = terminated = truncated = 0
-        for episode in range(runs):
-            result = self.run_episode(
-                brain, episode_seed(seed, episode), brain_rng(seed, episode), recorder
-            )
-            total_return += result.fitness
-            total_steps += result.steps
-            terminated += result.terminated
-            truncated += result.truncated
-        return EvaluationResult(
-            fitness=total_return / runs,
-            steps=total_steps,
-            terminated=terminated,
-            truncated=truncated,
-            behavior=None if recorder is None else recorder.behavior(),
-        )
+        episodes = [
+            self._episode(brain, episode_seed(seed, k), brain_rng(seed, k), recorder)
+            for k in range(self.rules.runs)
+        ]
+        return self._result(episodes, None if recorder is None else recorder.behavior())
 
     def run_episode(
         self,
@@ -102,15 +129,37 @@ class EpisodeRunner:
         recorder: BehaviorRecorder | None = None,
     ) -> EvaluationResult:
         """One episode from ``env.reset(seed=env_seed)``; fitness is the (penalised) return."""
+        return self._result([self._episode(brain, env_seed, rng, recorder)])
+
+    def _result(
+        self, episodes: list[tuple], behavior: np.ndarray | None = None
+    ) -> EvaluationResult:
+        fitness, steps, terminated, truncated = self.rules.score(episodes)
+        return EvaluationResult(
+            fitness=fitness,
+            steps=steps,
+            terminated=int(terminated),
+            truncated=int(truncated),
+            behavior=behavior,
+        )
+
+    def _episode(
+        self,
+        brain: Brain,
+        env_seed: int,
+        rng: np.random.Generator | None,
+        recorder: BehaviorRecorder | None,
+    ) -> tuple[float, int, bool, bool, bool]:
+        """(return, steps, terminated, truncated, cut) of one episode under :attr:`rules`."""
         env = self.env
-        limit = self.config.max_steps_per_run or None
+        rules = self.rules
         observation, _ = env.reset(seed=env_seed)
         brain.reset(rng if rng is not None else np.random.default_rng(env_seed))
         if recorder is not None:
             recorder.start_episode()
         episode_return = 0.0
         steps = 0
-        terminated = truncated = False
+        terminated = truncated = cut = False
         while True:
             action = brain.step(observation)
             if recorder is not None and recorder.source != "observation":
@@ -120,18 +169,13 @@ class EpisodeRunner:
                 recorder.record(None, observation)
             episode_return += float(reward)
             steps += 1
+            terminated, truncated = bool(terminated), bool(truncated)
             if terminated or truncated:
                 break
-            if limit is not None and steps >= limit:
-                episode_return -= self.config.max_steps_penalty
-                truncated = True
+            if rules.reached_limit(steps):
+                cut = True
                 break
-        return EvaluationResult(
-            fitness=episode_return,
-            steps=steps,
-            terminated=int(bool(terminated)),
-            truncated=int(bool(truncated) and not terminated),
-        )
+        return episode_return, steps, terminated, truncated, cut
 
     def dry_run(self, template: BrainTemplate) -> None:
         """One reset, one brain step and one env step with a zero genome: fail early on mismatch."""

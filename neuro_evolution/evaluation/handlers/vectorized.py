@@ -23,7 +23,12 @@ from typing import Literal
 import numpy as np
 
 from neuro_evolution.brains.base import BatchBrain, BrainTemplate
-from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, EvaluationResult, RunnerSpec
+from neuro_evolution.evaluation.episode import (
+    EpisodeRules,
+    EpisodeRunnerConfig,
+    EvaluationResult,
+    RunnerSpec,
+)
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState, check_batch
 from neuro_evolution.evaluation.handlers.options import register_handler
 from neuro_evolution.evaluation.vector_env import (
@@ -41,18 +46,19 @@ MAX_CACHED_SIZES = 4  # vector envs kept per batch size (mp/Dask chunks have one
 def evaluate_lockstep(
     brain: BatchBrain, envs: LockstepEnv, seeds: np.ndarray, config: EpisodeRunnerConfig
 ) -> list[EvaluationResult]:
-    """Evaluate the P brains of ``brain`` on the P copies of ``envs``, like EpisodeRunner.run."""
+    """Evaluate the P brains of ``brain`` on the P copies of ``envs`` under the same
+    :class:`EpisodeRules` as EpisodeRunner.run (an individual whose episode ended is masked)."""
     count = envs.num_envs
-    limit = config.max_steps_per_run
-    total_return = np.zeros(count)
-    total_steps = np.zeros(count, dtype=np.int64)
-    terminated_count = np.zeros(count, dtype=np.int64)
-    truncated_count = np.zeros(count, dtype=np.int64)
-    for episode in range(config.number_fitness_runs):
+    rules = EpisodeRules.of(config)
+    episodes = []
+    for episode in range(rules.runs):
         observations = envs.reset(episode_seeds(seeds, episode))
         brain.reset(brain_rngs(seeds, episode))
         episode_return = np.zeros(count)
         steps = np.zeros(count, dtype=np.int64)
+        ended_terminated = np.zeros(count, dtype=bool)
+        ended_truncated = np.zeros(count, dtype=bool)
+        ended_cut = np.zeros(count, dtype=bool)
         active = np.ones(count, dtype=bool)
         all_active = True
         while all_active or active.any():
@@ -61,18 +67,15 @@ def evaluate_lockstep(
             np.add(episode_return, rewards, out=episode_return, where=active)
             steps += active
             ended_by_env = active & (terminated | truncated)
-            cut = active & ~ended_by_env & (steps >= limit) if limit else None
-            terminated_count += ended_by_env & terminated
-            truncated_count += ended_by_env & truncated & ~terminated
+            ended_terminated |= ended_by_env & terminated
+            ended_truncated |= ended_by_env & truncated
             active &= ~ended_by_env
-            if cut is not None and cut.any():
-                np.subtract(episode_return, config.max_steps_penalty, out=episode_return, where=cut)
-                truncated_count += cut
-                active &= ~cut
+            cut = active & rules.reached_limit(steps)
+            ended_cut |= cut
+            active &= ~cut
             all_active = all_active and bool(active.all())
-        total_return += episode_return
-        total_steps += steps
-    fitness = total_return / config.number_fitness_runs
+        episodes.append((episode_return, steps, ended_terminated, ended_truncated, ended_cut))
+    fitness, total_steps, terminated_count, truncated_count = rules.score(episodes)
     return [
         EvaluationResult(
             fitness=float(fitness[i]),
