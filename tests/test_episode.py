@@ -8,7 +8,7 @@ from conftest import small_config
 
 from neuro_evolution.config import parse_config
 from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.episode import EpisodeRules, EpisodeRunnerConfig, RunnerSpec
+from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
 from neuro_evolution.experiment import build_template
 from neuro_evolution.seeds import brain_rng, episode_seed, generation_seeds
 
@@ -104,7 +104,7 @@ def test_dry_run_passes_for_a_matching_brain(template):
 def test_episode_rules_score_scalars_and_batches_alike() -> None:
     """A cut episode loses the penalty and counts as truncated, terminated wins over truncated,
     fitness is the mean return; one batch array gives what each individual's scalars give."""
-    rules = EpisodeRules(runs=2, max_steps=10, penalty=5.0)
+    rules = EpisodeRunnerConfig(number_fitness_runs=2, max_steps_per_run=10, max_steps_penalty=5.0)
     individuals = [  # per individual: two episodes of (return, steps, terminated, truncated, cut)
         [(10.0, 10, False, False, True), (4.0, 3, True, True, False)],
         [(7.0, 8, False, True, False), (1.0, 2, True, False, False)],
@@ -119,4 +119,4 @@ def test_episode_rules_score_scalars_and_batches_alike() -> None:
     for i, individual in enumerate(individuals):
         assert (fitness[i], steps[i], terminated[i], truncated[i]) == rules.score(individual)
     assert rules.reached_limit(10) and not rules.reached_limit(9)
-    assert not EpisodeRules(runs=1, max_steps=0, penalty=0.0).reached_limit(10**9)
+    assert not EpisodeRunnerConfig(max_steps_per_run=0).reached_limit(10**9)

@@ -40,13 +40,7 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.activations import ACTIVATIONS, RowSelection, as_is
-from neuro_evolution.brains.base import (
-    BatchBrain,
-    Brain,
-    BrainConfig,
-    BrainTemplate,
-    register_brain,
-)
+from neuro_evolution.brains.base import BRAINS, BatchBrain, Brain, BrainConfig, BrainTemplate
 from neuro_evolution.brains.masks import (
     MaskType,
     Section,
@@ -364,7 +358,7 @@ class _PlannedTemplate(BrainTemplate):
     __slots__ = ("_plan",)
 
 
-@register_brain("CTRNN", config=CTRNNConfig)
+@BRAINS.register("CTRNN", config=CTRNNConfig)
 @frozen_dataclass(eq=False)
 class CTRNNTemplate(_PlannedTemplate):
     """Masks and observation scaling; the prototype brain and fill plan are derived from them."""

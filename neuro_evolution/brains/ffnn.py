@@ -19,13 +19,7 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.activations import ACTIVATIONS
-from neuro_evolution.brains.base import (
-    BatchBrain,
-    Brain,
-    BrainConfig,
-    BrainTemplate,
-    register_brain,
-)
+from neuro_evolution.brains.base import BRAINS, BatchBrain, Brain, BrainConfig, BrainTemplate
 from neuro_evolution.brains.spaces import SpaceAdapter
 from neuro_evolution.configtools import config_class, option
 from neuro_evolution.frozen import frozen_dataclass
@@ -109,7 +103,7 @@ class FFNNBatchBrain(BatchBrain):
         return self.io.decode_batch(x)
 
 
-@register_brain("FFNN", config=FFNNConfig)
+@BRAINS.register("FFNN", config=FFNNConfig)
 @frozen_dataclass(eq=False)
 class FFNNTemplate(BrainTemplate):
     """Layer sizes and the genome offsets of every weight matrix and bias vector."""

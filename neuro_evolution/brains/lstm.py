@@ -26,13 +26,7 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.activations import RowSelection, as_is, sigmoid_
-from neuro_evolution.brains.base import (
-    BatchBrain,
-    Brain,
-    BrainConfig,
-    BrainTemplate,
-    register_brain,
-)
+from neuro_evolution.brains.base import BRAINS, BatchBrain, Brain, BrainConfig, BrainTemplate
 from neuro_evolution.brains.spaces import SpaceAdapter
 from neuro_evolution.configtools import config_class, option
 from neuro_evolution.frozen import frozen_dataclass, readonly
@@ -192,7 +186,7 @@ class LSTMBatchBrain(BatchBrain):
         return template.io.decode_batch(self.o)
 
 
-@register_brain("LSTM", config=LSTMConfig)
+@BRAINS.register("LSTM", config=LSTMConfig)
 @frozen_dataclass(eq=False)
 class LSTMTemplate(BrainTemplate):
     """Layer sizes follow from the config and the spaces; the genome layout is in ``_layout``."""

@@ -1,7 +1,8 @@
 """EpisodeRunner: runs a brain in one long-lived Gymnasium env and returns its fitness.
 
-The rules of an evaluation are :class:`EpisodeRules`, followed by this runner's loop (one env)
-and by the vectorized handler's lockstep loop (P envs): stepping differs, the rules do not.
+The rules of an evaluation are written once, in :class:`EpisodeRunnerConfig`, and followed by
+this runner's loop (one env) and by the vectorized handler's lockstep loop (P envs): stepping
+differs, the rules do not.
 """
 
 from __future__ import annotations
@@ -22,7 +23,20 @@ from neuro_evolution.seeds import brain_rng, episode_seed
 
 @config_class
 class EpisodeRunnerConfig(ConfigBase):
-    """How one genome is evaluated."""
+    """How one genome is evaluated: the episode rules, written once for both episode loops
+    (:class:`EpisodeRunner`, one env; the vectorized handler, P envs in lockstep):
+
+    - an evaluation runs ``number_fitness_runs`` episodes, k = 0, 1, ... (their seeds:
+      :mod:`neuro_evolution.seeds`);
+    - an episode ends when the env terminates or truncates it (its own time limit); otherwise it
+      is *cut* once it has run ``max_steps_per_run`` steps (0: never);
+    - a cut episode loses ``max_steps_penalty`` from its return and counts as truncated; an
+      episode the env both terminated and truncated counts as terminated;
+    - fitness is the mean of the episode returns (summed in episode order), steps their sum.
+
+    :meth:`reached_limit` and :meth:`score` are plain arithmetic, so the same code serves one
+    individual's scalars and a batch's arrays.
+    """
 
     number_fitness_runs: int = option(1, doc="episodes per evaluation; fitness is their mean", ge=1)
     max_steps_per_run: int = option(
@@ -35,6 +49,21 @@ class EpisodeRunnerConfig(ConfigBase):
         True, doc="all individuals of a generation use the same episode seeds (fair comparison)"
     )
 
+    def reached_limit(self, steps: Any) -> Any:
+        """Whether an episode that the env has not ended after ``steps`` steps is cut now."""
+        return steps >= self.max_steps_per_run if self.max_steps_per_run else False
+
+    def score(self, episodes: list[tuple[Any, Any, Any, Any, Any]]) -> tuple[Any, Any, Any, Any]:
+        """(fitness, steps, terminated, truncated) of episodes given as (return, steps,
+        terminated, truncated, cut), each a scalar or one array over a batch of individuals."""
+        total_return, total_steps, terminated_count, truncated_count = 0.0, 0, 0, 0
+        for episode_return, steps, terminated, truncated, cut in episodes:
+            total_return = total_return + (episode_return - self.max_steps_penalty * cut)
+            total_steps = total_steps + steps
+            terminated_count = terminated_count + terminated
+            truncated_count = truncated_count + ((truncated > terminated) | cut)
+        return total_return / len(episodes), total_steps, terminated_count, truncated_count
+
 
 @frozen_dataclass
 class EvaluationResult(metaclass=FrozenClassMeta):
@@ -45,47 +74,6 @@ class EvaluationResult(metaclass=FrozenClassMeta):
     terminated: int = 0  # episodes that ended by termination
     truncated: int = 0  # episodes that ended by the env's truncation or max_steps_per_run
     behavior: np.ndarray | None = None  # behaviour record, when novelty asks for one
-
-
-@frozen_dataclass
-class EpisodeRules(metaclass=FrozenClassMeta):
-    """The episode rules, written once for both loops (their values are scalars or arrays):
-
-    - an evaluation runs ``runs`` episodes, k = 0, 1, ... (seeds: :mod:`neuro_evolution.seeds`);
-    - an episode ends when the env terminates or truncates it (its own time limit); otherwise
-      it is *cut* once it has run ``max_steps`` steps (0: never);
-    - a cut episode loses ``penalty`` from its return and counts as truncated; an episode the
-      env both terminated and truncated counts as terminated;
-    - fitness is the mean of the episode returns (summed in episode order), steps their sum.
-    """
-
-    runs: int
-    max_steps: int
-    penalty: float
-
-    @classmethod
-    def of(cls, config: EpisodeRunnerConfig) -> EpisodeRules:
-        """The rules an episode-runner config sets."""
-        return cls(
-            runs=config.number_fitness_runs,
-            max_steps=config.max_steps_per_run,
-            penalty=config.max_steps_penalty,
-        )
-
-    def reached_limit(self, steps: Any) -> Any:
-        """Whether an episode that the env has not ended after ``steps`` steps is cut now."""
-        return steps >= self.max_steps if self.max_steps else False
-
-    def score(self, episodes: list[tuple[Any, Any, Any, Any, Any]]) -> tuple[Any, Any, Any, Any]:
-        """(fitness, steps, terminated, truncated) of episodes given as (return, steps,
-        terminated, truncated, cut), each a scalar or one array over a batch of individuals."""
-        total_return, total_steps, terminated_count, truncated_count = 0.0, 0, 0, 0
-        for episode_return, steps, terminated, truncated, cut in episodes:
-            total_return = total_return + (episode_return - self.penalty * cut)
-            total_steps = total_steps + steps
-            terminated_count = terminated_count + terminated
-            truncated_count = truncated_count + ((truncated > terminated) | cut)
-        return total_return / len(episodes), total_steps, terminated_count, truncated_count
 
 
 @frozen_dataclass
@@ -107,7 +95,6 @@ class EpisodeRunner:
     def __init__(self, spec: RunnerSpec, env: gym.Env | None = None):
         self.spec = spec
         self.config = spec.episode_runner
-        self.rules = EpisodeRules.of(spec.episode_runner)
         self.env = env if env is not None else spec.environment.make()
 
     def run(self, brain: Brain, seed: int) -> EvaluationResult:
@@ -117,7 +104,7 @@ class EpisodeRunner:
             recorder = BehaviorRecorder(self.spec.novelty, self.env)
         episodes = [
             self._episode(brain, episode_seed(seed, k), brain_rng(seed, k), recorder)
-            for k in range(self.rules.runs)
+            for k in range(self.config.number_fitness_runs)
         ]
         return self._result(episodes, None if recorder is None else recorder.behavior())
 
@@ -134,7 +121,7 @@ class EpisodeRunner:
     def _result(
         self, episodes: list[tuple], behavior: np.ndarray | None = None
     ) -> EvaluationResult:
-        fitness, steps, terminated, truncated = self.rules.score(episodes)
+        fitness, steps, terminated, truncated = self.config.score(episodes)
         return EvaluationResult(
             fitness=fitness,
             steps=steps,
@@ -150,9 +137,8 @@ class EpisodeRunner:
         rng: np.random.Generator | None,
         recorder: BehaviorRecorder | None,
     ) -> tuple[float, int, bool, bool, bool]:
-        """(return, steps, terminated, truncated, cut) of one episode under :attr:`rules`."""
+        """(return, steps, terminated, truncated, cut) of one episode, as the config's rules say."""
         env = self.env
-        rules = self.rules
         observation, _ = env.reset(seed=env_seed)
         brain.reset(rng if rng is not None else np.random.default_rng(env_seed))
         if recorder is not None:
@@ -172,7 +158,7 @@ class EpisodeRunner:
             terminated, truncated = bool(terminated), bool(truncated)
             if terminated or truncated:
                 break
-            if rules.reached_limit(steps):
+            if self.config.reached_limit(steps):
                 cut = True
                 break
         return episode_return, steps, terminated, truncated, cut

@@ -24,7 +24,6 @@ import numpy as np
 
 from neuro_evolution.brains.base import BatchBrain, BrainTemplate
 from neuro_evolution.evaluation.episode import (
-    EpisodeRules,
     EpisodeRunnerConfig,
     EvaluationResult,
     RunnerSpec,
@@ -47,11 +46,10 @@ def evaluate_lockstep(
     brain: BatchBrain, envs: LockstepEnv, seeds: np.ndarray, config: EpisodeRunnerConfig
 ) -> list[EvaluationResult]:
     """Evaluate the P brains of ``brain`` on the P copies of ``envs`` under the same
-    :class:`EpisodeRules` as EpisodeRunner.run (an individual whose episode ended is masked)."""
+    rules (``config``) as EpisodeRunner.run (an individual whose episode ended is masked)."""
     count = envs.num_envs
-    rules = EpisodeRules.of(config)
     episodes = []
-    for episode in range(rules.runs):
+    for episode in range(config.number_fitness_runs):
         observations = envs.reset(episode_seeds(seeds, episode))
         brain.reset(brain_rngs(seeds, episode))
         episode_return = np.zeros(count)
@@ -70,12 +68,12 @@ def evaluate_lockstep(
             ended_terminated |= ended_by_env & terminated
             ended_truncated |= ended_by_env & truncated
             active &= ~ended_by_env
-            cut = active & rules.reached_limit(steps)
+            cut = active & config.reached_limit(steps)
             ended_cut |= cut
             active &= ~cut
             all_active = all_active and bool(active.all())
         episodes.append((episode_return, steps, ended_terminated, ended_truncated, ended_cut))
-    fitness, total_steps, terminated_count, truncated_count = rules.score(episodes)
+    fitness, total_steps, terminated_count, truncated_count = config.score(episodes)
     return [
         EvaluationResult(
             fitness=float(fitness[i]),
