@@ -15,14 +15,9 @@ wall time so far, the log so far, the resolved config. Episode seeds derive from
 generation, index), so no other random state exists. Files are written atomically and the
 newest ``checkpoint.keep`` are kept.
 
-Testing aids (environment variables, read when checkpointing is installed):
-
-- ``NEURO_EVOLUTION_CRASH_IN_CHECKPOINT=G`` makes the process ``os._exit(CRASH_EXIT_CODE)``
-  while writing the checkpoint of generation G, after half of its temporary file is written
-  and before it replaces anything; ``G:status`` does the same while writing the status file
-  that follows (the new checkpoint is then complete but not yet listed).
-- ``NEURO_EVOLUTION_PAUSE_AFTER_GENERATION=G`` makes the process stop itself (SIGSTOP) once
-  generation G's bookkeeping is done, so a test can SIGKILL it at a known point.
+No test switches live here: tests crash or pause a real train process by wrapping
+``atomic_write_bytes`` / ``atomic_write_json`` of this module and ``install_checkpoints`` from
+outside (``tests/fault_injection.py``).
 """
 
 from __future__ import annotations
@@ -31,9 +26,6 @@ import dataclasses
 import hashlib
 import io
 import json
-import os
-import signal
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,9 +49,6 @@ CHECKPOINT_FORMAT_VERSION = 1
 STATE_PARTS = ("optimizer", "hall_of_fame", "novelty", "observation_statistics")
 REQUIRED_PARTS = ("optimizer", "hall_of_fame", "template")
 META_KEY = "meta"
-CRASH_VARIABLE = "NEURO_EVOLUTION_CRASH_IN_CHECKPOINT"
-PAUSE_VARIABLE = "NEURO_EVOLUTION_PAUSE_AFTER_GENERATION"
-CRASH_EXIT_CODE = 86
 
 
 class CorruptCheckpoint(Exception):
@@ -184,23 +173,6 @@ def read_checkpoint(path: Path, sha256: str | None = None) -> Checkpoint:
 
 
 # --- writing ---------------------------------------------------------------------------------
-def _crash_mid_write(path: Path, data: bytes) -> None:
-    """Testing aid: leave a half-written temporary file next to ``path`` and die at once."""
-    handle, _ = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(handle, "wb") as file:
-        file.write(data[: len(data) // 2])
-        file.flush()
-        os.fsync(file.fileno())
-    os._exit(CRASH_EXIT_CODE)
-
-
-def _env_int(name: str, value: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise ValueError(f"{name}: must be a generation number, got {value!r}") from None
-
-
 class Checkpointer:
     """The after-generation hook that writes checkpoints and the status file, and stops on request.
 
@@ -223,19 +195,11 @@ class Checkpointer:
         self.keep = experiment.config.checkpoint.keep
         self.entries: list[dict[str, Any]] = list(checkpoints or [])
         self.should_stop = should_stop or (lambda: False)
-        crash = os.environ.get(CRASH_VARIABLE, "")
-        generation, _, where = crash.partition(":")
-        self.crash_generation = _env_int(CRASH_VARIABLE, generation) if generation else None
-        self.crash_in_status = where == "status"
-        pause = os.environ.get(PAUSE_VARIABLE, "")
-        self.pause_generation = _env_int(PAUSE_VARIABLE, pause) if pause else None
 
     def __call__(self, experiment: Experiment) -> None:
         stop = self.should_stop()
         if stop or experiment.done or experiment.generation % self.every == 0:
             self.write(experiment)
-        if self.pause_generation == experiment.generation:
-            os.kill(os.getpid(), signal.SIGSTOP)
         if stop and not experiment.done:  # a finished run ends normally
             raise TrainingStopped(experiment.generation, self.run_dir / self.entries[-1]["file"])
 
@@ -246,9 +210,6 @@ class Checkpointer:
         wall_time = experiment.wall_time
         data = encode_checkpoint(experiment, wall_time)
         path = self.directory / checkpoint_name(generation)
-        crash_here = self.crash_generation == generation
-        if crash_here and not self.crash_in_status:
-            _crash_mid_write(path, data)
         atomic_write_bytes(path, data)
         entry = {
             "file": f"{CHECKPOINT_DIR}/{path.name}",
@@ -261,8 +222,6 @@ class Checkpointer:
         kept.sort(key=lambda e: e["generation"])
         self.entries = kept[-self.keep :]
         status = status_data(experiment.config, generation, wall_time, self.entries)
-        if crash_here and self.crash_in_status:
-            _crash_mid_write(self.run_dir / STATUS_FILE, json.dumps(status).encode())
         atomic_write_json(self.run_dir / STATUS_FILE, status)
         self.prune()
         return path

@@ -5,31 +5,16 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from neuro_evolution.configtools import ConfigError
-from neuro_evolution.evaluation.handlers.base import HandlerStartError
-from neuro_evolution.evaluation.spaces import UnsupportedSpaceError
+from neuro_evolution.errors import USER_ERRORS
 
 EXIT_USAGE = 2
-
-# Errors a user can act on: printed as one line, exit code 2.
-USER_ERRORS: tuple[type[BaseException], ...] = (
-    ConfigError,
-    UnsupportedSpaceError,
-    HandlerStartError,
-    FileExistsError,
-    FileNotFoundError,
-)
-
-
-class UserError(Exception):
-    """A problem with the user's input; the message is one actionable line."""
 
 
 def run_cli(main: Callable[[], int], program: str) -> int:
     """Call ``main``; turn user errors into ``program: error: ...`` on stderr and exit code 2."""
     try:
         return main()
-    except (UserError, *USER_ERRORS) as error:
+    except USER_ERRORS as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"{program}: error: {message}", file=sys.stderr)
         return EXIT_USAGE

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from neuro_evolution.brains.base import BrainConfig
 from neuro_evolution.configtools import (
@@ -23,32 +23,12 @@ from neuro_evolution.configtools import (
 )
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
+from neuro_evolution.evaluation.handlers.options import EvaluationConfig
 from neuro_evolution.importing import import_module
 from neuro_evolution.normalization import ObservationNormalizationConfig
 from neuro_evolution.novelty import NoveltyConfig
 from neuro_evolution.optimizers.base import OptimizerConfig
 from neuro_evolution.validation import ValidationConfig
-
-
-@config_class
-class EvaluationConfig(ConfigBase):
-    """Which evaluation handler runs the episodes (the command line can override each field)."""
-
-    handler: Literal["sequential", "mp", "dask", "vectorized"] = option(
-        "mp", doc="sequential, mp (a process pool on all cores), dask, or vectorized"
-    )
-    workers: int = option(0, doc="worker processes for mp/dask (0: one per core)", ge=0)
-    start_method: Literal["fork", "forkserver", "spawn"] = option(
-        "forkserver",
-        doc="multiprocessing start method for mp: forkserver is safe with threads and does not "
-        "rely on fork copying the parent's memory",
-    )
-    scheduler: str | None = option(
-        None,
-        doc="existing Dask scheduler: an address (tcp://HOST:PORT) or a scheduler file; "
-        "null: start a LocalCluster",
-    )
-    vectorize: bool = option(False, doc="mp/dask workers evaluate their chunks vectorized")
 
 
 @config_class

@@ -9,14 +9,11 @@ from __future__ import annotations
 import json
 
 from neuro_evolution.brains.base import BRAINS
-from neuro_evolution.config import (
-    CheckpointConfig,
-    EvaluationConfig,
-    ExperimentConfig,
-)
+from neuro_evolution.config import CheckpointConfig, ExperimentConfig
 from neuro_evolution.configtools import field_docs
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
+from neuro_evolution.evaluation.handlers.options import EvaluationConfig
 from neuro_evolution.evaluation.wrappers import WrapperConfig
 from neuro_evolution.optimizers.base import OPTIMIZERS
 

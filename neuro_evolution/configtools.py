@@ -17,22 +17,10 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
+from neuro_evolution.errors import ConfigError  # re-exported: config authors import it here
 from neuro_evolution.frozen import FrozenClassMeta, FrozenDict, frozen_dataclass
 
 T = TypeVar("T")
-
-
-class ConfigError(ValueError):
-    """A config value is wrong; ``str(error)`` is one line naming the field path and the fix."""
-
-    def __init__(self, path: str, message: str):
-        self.path = path
-        self.message = message
-        super().__init__(f"{path}: {message}" if path else message)
-
-    def __reduce__(self) -> tuple[type, tuple[str, str]]:
-        # Raised in a worker (e.g. an env module missing there), it must survive pickling.
-        return (type(self), (self.path, self.message))
 
 
 class ConfigBase(metaclass=FrozenClassMeta):
@@ -99,6 +87,9 @@ def _check_bounds(value: float, meta: Mapping[str, Any], kind: str, path: str) -
         raise ConfigError(path, f"must be {kind} {_bounds_text(meta)}, got {_describe(value)}")
 
 
+# JSON values taken as they are, once their type is right: type -> how an error names it.
+_PLAIN_TYPES: dict[Any, str] = {bool: "true or false", str: "a string"}
+
 # A polymorphic section ({"type": NAME, ...}) is parsed by a resolver registered for its base class.
 _POLYMORPHIC: dict[type, Callable[[Any, str], Any]] = {}
 
@@ -130,9 +121,9 @@ def parse_value(hint: Any, value: Any, path: str, meta: Mapping[str, Any] | None
             listed = ", ".join(repr(c) for c in choices)
             raise ConfigError(path, f"must be one of {listed}, got {_describe(value)}.{hint_text}")
         return value
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(path, f"must be true or false, got {_describe(value)}")
+    if hint in _PLAIN_TYPES:
+        if not isinstance(value, hint):
+            raise ConfigError(path, f"must be {_PLAIN_TYPES[hint]}, got {_describe(value)}")
         return value
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
@@ -153,10 +144,6 @@ def parse_value(hint: Any, value: Any, path: str, meta: Mapping[str, Any] | None
         if not math.isfinite(value):
             raise ConfigError(path, f"must be a finite number, got {_describe(value)}")
         _check_bounds(value, meta, "a number", path)
-        return value
-    if hint is str:
-        if not isinstance(value, str):
-            raise ConfigError(path, f"must be a string, got {_describe(value)}")
         return value
     if origin is tuple:
         args = get_args(hint)

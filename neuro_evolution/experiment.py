@@ -2,8 +2,9 @@
 
 Data flow of one generation: optimizer.ask() -> genomes -> handler.batch_evaluate(genomes, seeds)
 -> raw fitness -> hall of fame -> optimizer.tell(selection fitness) -> log / run directory.
-Everything random derives from ``config.random_seed``; evaluations depend only on
-(template, genome, episode seeds), so the log is identical whichever handler runs it.
+Everything random derives from ``config.random_seed`` (every stream is listed in
+:mod:`neuro_evolution.seeds`); evaluations depend only on (template, genome, episode seeds), so
+the log is identical whichever handler runs it.
 """
 
 from __future__ import annotations
@@ -20,24 +21,15 @@ from neuro_evolution.config import ExperimentConfig, config_to_dict
 from neuro_evolution.configtools import ConfigError
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EvaluationContext, EvaluationResult, RunnerSpec
-from neuro_evolution.evaluation.handlers import make_handler
+from neuro_evolution.evaluation.handlers import handler_from_config
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.evaluation.seeds import generation_seeds
 from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.normalization import ObservationScaler, ObservationStatistics
 from neuro_evolution.novelty import NoveltyArchive
 from neuro_evolution.optimizers.base import Optimizer, make_optimizer
-from neuro_evolution.results import Candidate, RunDirectory
-from neuro_evolution.validation import ValidationScore, validation_seeds
-
-# Distinct streams derived from the run seed (SeedSequence entropy words).
-TEMPLATE_STREAM = 1
-OPTIMIZER_STREAM = 2
-
-
-def derived_seed(run_seed: int, stream: int) -> int:
-    """A 32-bit seed for one purpose (template masks, optimizer), derived from the run seed."""
-    return int(np.random.SeedSequence([run_seed, stream]).generate_state(1)[0])
+from neuro_evolution.results import Candidate, LogRow, RunDirectory
+from neuro_evolution.seeds import generation_seeds, optimizer_seed, template_rng, validation_seeds
+from neuro_evolution.validation import ValidationScore
 
 
 def template_for_env(
@@ -53,20 +45,7 @@ def template_for_env(
 
 def build_template(config: ExperimentConfig) -> BrainTemplate:
     """The experiment's template: same config and seed -> the same masks."""
-    rng = np.random.default_rng(derived_seed(config.random_seed, TEMPLATE_STREAM))
-    return template_for_env(config.environment, config.brain, rng)
-
-
-def handler_from_config(config: ExperimentConfig) -> EvaluationHandler:
-    """The handler named in the config's ``evaluation`` section."""
-    section = config.evaluation
-    return make_handler(
-        section.handler,
-        workers=section.workers,
-        start_method=section.start_method,
-        scheduler=section.scheduler,
-        vectorize=section.vectorize,
-    )
+    return template_for_env(config.environment, config.brain, template_rng(config.random_seed))
 
 
 class Experiment:
@@ -98,7 +77,7 @@ class Experiment:
         self.optimizer: Optimizer = make_optimizer(
             config.optimizer,
             self.template.genome_size,
-            derived_seed(config.random_seed, OPTIMIZER_STREAM),
+            optimizer_seed(config.random_seed),
         )
         self.hall_of_fame = HallOfFame(
             config.hall_of_fame_size,
@@ -110,7 +89,7 @@ class Experiment:
         self.log: list[dict[str, Any]] = []
         self.elapsed_before = 0.0  # wall time of earlier sessions of this run (resume)
         self._owns_handler = handler is None
-        self.handler = handler if handler is not None else handler_from_config(config)
+        self.handler = handler if handler is not None else handler_from_config(config.evaluation)
         self._started = False
         self._clock_start = 0.0
         self.run_directory: RunDirectory | None = None
@@ -249,29 +228,27 @@ class Experiment:
         if self.observation_statistics is not None:
             self.observation_statistics.merge([r.observation_stats for r in results])
         env_steps = int(sum(r.steps for r in results))
-        previous_total = self.log[-1]["env_steps_total"] if self.log else 0
-        row: dict[str, Any] = {
-            "generation": self.generation,
-            "evaluations": len(results),
-            "env_steps": env_steps,
-            "env_steps_total": previous_total + env_steps,
-            "fitness_min": float(fitness.min()),
-            "fitness_mean": float(fitness.mean()),
-            "fitness_max": float(fitness.max()),
-            "fitness_std": float(fitness.std()),
-            "best_so_far": self.hall_of_fame.best_fitness,
-        }
+        generation = self.generation
         self.generation += 1
         candidate = self.candidate()
         score = self.validate(candidate) if self.validation_due() else None
         candidate = candidate.with_score(score)
-        row.update(
+        row = LogRow(
+            generation=generation,
+            evaluations=len(results),
+            env_steps=env_steps,
+            env_steps_total=(self.log[-1]["env_steps_total"] if self.log else 0) + env_steps,
+            fitness_min=float(fitness.min()),
+            fitness_mean=float(fitness.mean()),
+            fitness_max=float(fitness.max()),
+            fitness_std=float(fitness.std()),
+            best_so_far=self.hall_of_fame.best_fitness,
             validation_mean=None if score is None else score.mean,
             validation_std=None if score is None else score.std,
             validation_min=None if score is None else score.min,
             validation_steps=None if score is None else score.steps,
             wall_time=round(self.wall_time, 4),
-        )
+        ).to_dict()
         self.log.append(row)
         if self.run_directory is not None:
             # The candidate file keeps the last validated candidate (every one without validation).

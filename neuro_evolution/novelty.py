@@ -23,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 
 from neuro_evolution.configtools import ConfigBase, config_class, option
+from neuro_evolution.optimizers.shaping import unit_ranks
 
 
 @config_class
@@ -113,20 +114,6 @@ def ncd_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return result
 
 
-def centered_ranks(values: np.ndarray) -> np.ndarray:
-    """Ranks scaled to [0, 1] (ties share their mean rank); all 0.5 for a single value."""
-    values = np.asarray(values, dtype=np.float64)
-    if values.size <= 1:
-        return np.full(values.size, 0.5)
-    order = np.argsort(values, kind="stable")
-    ranks = np.empty(values.size)
-    ranks[order] = np.arange(values.size, dtype=np.float64)
-    for value in np.unique(values):
-        tied = values == value
-        ranks[tied] = ranks[tied].mean()
-    return ranks / (values.size - 1)
-
-
 class NoveltyArchive:
     """The archive of behaviours and the novelty computation of one run."""
 
@@ -166,7 +153,7 @@ class NoveltyArchive:
         """Combine ranks of fitness and novelty, then update the archive."""
         novelty = self.novelty(behaviors)
         weight = self.config.novelty_weight
-        combined = (1.0 - weight) * centered_ranks(fitness) + weight * centered_ranks(novelty)
+        combined = (1.0 - weight) * unit_ranks(fitness) + weight * unit_ranks(novelty)
         self.update(behaviors, novelty)
         return combined
 

@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.cli import UserError, run_cli
+from neuro_evolution.cli import run_cli
 from neuro_evolution.config import ExperimentConfig, parse_config
+from neuro_evolution.errors import UserError
 from neuro_evolution.evaluation.episode import EpisodeRunner, RunnerSpec, replace_runner_config
 from neuro_evolution.normalization import ObservationScaler
 from neuro_evolution.results import (
@@ -31,7 +32,7 @@ from neuro_evolution.results import (
     load_candidate,
     load_hall_of_fame,
 )
-from neuro_evolution.validation import validation_seeds
+from neuro_evolution.seeds import validation_seeds
 
 PROGRAM = "neuro_evolution.replay"
 

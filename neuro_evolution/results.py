@@ -3,7 +3,7 @@
 Layout of ``runs/<config-name>-<timestamp>/``::
 
     config.json        the resolved config (every default filled in)
-    log.csv            one row per generation (see LOG_FIELDS)
+    log.csv            one row per generation (the fields of LogRow)
     hall_of_fame.npz   best genomes by raw fitness + the template state (no pickle)
     candidate.npz      the genome the run stands behind (distribution center, or the hall of
                        fame's best), its last held-out validation and observation scaler,
@@ -20,6 +20,7 @@ import dataclasses
 import io
 import math
 import time
+import typing
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -38,25 +39,39 @@ from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.normalization import ObservationScaler, scaler_arrays, scaler_from_arrays
 from neuro_evolution.validation import ValidationScore
 
-# Columns of log.csv, in the order Experiment.step builds a row. The validation columns are
-# empty in generations without a validation; wall_time includes validation time.
-LOG_FIELDS = (
-    "generation",
-    "evaluations",
-    "env_steps",
-    "env_steps_total",
-    "fitness_min",
-    "fitness_mean",
-    "fitness_max",
-    "fitness_std",
-    "best_so_far",
-    "validation_mean",
-    "validation_std",
-    "validation_min",
-    "validation_steps",
-    "wall_time",
+
+@dataclasses.dataclass(frozen=True)
+class LogRow:
+    """One generation's row of ``log.csv``: the columns, in order, and their types.
+
+    The validation columns are None (empty in the CSV) in generations without a validation;
+    ``env_steps_total`` counts training steps only; ``wall_time`` includes validation time.
+    """
+
+    generation: int
+    evaluations: int
+    env_steps: int
+    env_steps_total: int
+    fitness_min: float
+    fitness_mean: float
+    fitness_max: float
+    fitness_std: float
+    best_so_far: float
+    validation_mean: float | None
+    validation_std: float | None
+    validation_min: float | None
+    validation_steps: int | None
+    wall_time: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as the experiment's log and checkpoints keep it."""
+        return dataclasses.asdict(self)
+
+
+LOG_FIELDS = tuple(field.name for field in dataclasses.fields(LogRow))
+_INT_FIELDS = frozenset(
+    name for name, hint in typing.get_type_hints(LogRow).items() if hint in (int, int | None)
 )
-_INT_FIELDS = ("generation", "evaluations", "env_steps", "env_steps_total", "validation_steps")
 CONFIG_FILE = "config.json"
 LOG_FILE = "log.csv"
 HALL_OF_FAME_FILE = "hall_of_fame.npz"

@@ -32,14 +32,13 @@ from neuro_evolution.checkpoint import (
     read_checkpoint,
 )
 from neuro_evolution.config import ExperimentConfig, config_to_dict, parse_config
-from neuro_evolution.configtools import ConfigError
+from neuro_evolution.errors import ConfigError, ResumeError
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.experiment import Experiment
 from neuro_evolution.results import CONFIG_FILE
 from neuro_evolution.training_status import (
     CONFIG_HASH_IGNORES,
     STATUS_FILE,
-    ResumeError,
     read_status,
     run_config_hash,
     warn,

@@ -20,7 +20,6 @@ import dataclasses
 import shutil
 import signal
 import sys
-import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,13 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from neuro_evolution.checkpoint import TrainingStopped, install_checkpoints
-from neuro_evolution.cli import UserError, run_cli
+from neuro_evolution.cli import run_cli
 from neuro_evolution.config import ExperimentConfig, load_config
-from neuro_evolution.configtools import ConfigError
-from neuro_evolution.evaluation.handlers.base import HandlerStartError
+from neuro_evolution.errors import ConfigError, HandlerStartError, UserError
+from neuro_evolution.evaluation.handlers.options import START_METHODS, handler_names, option_path
 from neuro_evolution.experiment import Experiment
 from neuro_evolution.results import new_run_directory
 from neuro_evolution.resume import resume_experiment
+from neuro_evolution.signals import signals_handled_by
 
 PROGRAM = "neuro_evolution.train"
 
@@ -62,15 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--handler",
-        choices=("sequential", "mp", "dask", "vectorized"),
+        choices=handler_names(),
         help="evaluation handler (default: the config's evaluation.handler)",
     )
     parser.add_argument(
         "--workers", type=int, help="worker processes for mp/dask (0: one per core)"
     )
-    parser.add_argument(
-        "--start-method", choices=("fork", "forkserver", "spawn"), help="start method for mp"
-    )
+    parser.add_argument("--start-method", choices=START_METHODS, help="start method for mp")
     parser.add_argument(
         "--scheduler",
         help="existing Dask scheduler: tcp://HOST:PORT or a scheduler file (default: LocalCluster)",
@@ -139,17 +137,8 @@ class StopRequest:
 @contextmanager
 def stop_signals(request: StopRequest) -> Iterator[None]:
     """Route SIGINT and SIGTERM to ``request`` inside the block (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
+    with signals_handled_by(request, [signal.SIGINT, signal.SIGTERM]):
         yield
-        return
-    previous = {
-        signum: signal.signal(signum, request) for signum in (signal.SIGINT, signal.SIGTERM)
-    }
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 @contextmanager
@@ -183,7 +172,7 @@ def start_workers(experiment: Experiment) -> None:
         experiment.close()
         handler = experiment.config.evaluation.handler
         raise HandlerStartError(
-            f"evaluation.handler: the {handler} workers could not be set up: "
+            f"{option_path('handler')}: the {handler} workers could not be set up: "
             f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
         ) from error
 

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import neuro_evolution
-from neuro_evolution.cli import UserError
 from neuro_evolution.config import ExperimentConfig, config_hash
+from neuro_evolution.errors import ResumeError, ResumeWarning
 
 STATUS_FILE = "training_status.json"
 STATUS_FORMAT_VERSION = 1
@@ -42,14 +42,6 @@ STATUS_FIELDS = (
     "latest_checkpoint",
     "checkpoints",
 )
-
-
-class ResumeError(UserError):
-    """A run directory cannot be resumed; the message is one line naming the file and the fix."""
-
-
-class ResumeWarning(UserWarning):
-    """Resuming is possible, but something differs from when the run was written."""
 
 
 def warn(message: str) -> None:

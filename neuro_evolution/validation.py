@@ -7,9 +7,9 @@ one (MU_ES) -- is scored on ``episodes`` episodes whose env seeds training never
 * training resets envs with seeds derived by ``SeedSequence`` and cut to 32 bits, so every
   training env seed is < 2**32;
 * validation episode k resets with ``first + k`` where ``first`` = 2**32 + a 32-bit value derived
-  from the run seed, so every validation seed is >= 2**32: the two sets are disjoint by
-  construction, not by chance. Validation episodes draw the brain's noise from
-  ``default_rng(seed)``, exactly like ``replay --seed``, so
+  from the run seed (:func:`neuro_evolution.seeds.validation_seeds`), so every validation seed is
+  >= 2**32: the two sets are disjoint by construction, not by chance. Validation episodes draw
+  the brain's noise from ``default_rng(seed)``, exactly like ``replay --seed``, so
   ``replay RUN_DIR --validation`` (or ``--seed FIRST --episodes M``) reproduces the numbers.
 
 A training-seed maximum ("best fitness") is an optimistic draw and is never reported as a result.
@@ -25,9 +25,6 @@ import numpy as np
 from neuro_evolution.configtools import ConfigBase, config_class, option
 from neuro_evolution.evaluation.episode import EvaluationResult
 
-TRAINING_SEED_LIMIT = 2**32  # every training env seed is below this
-_VALIDATION_STREAM = int.from_bytes(b"validate", "little")
-
 
 @config_class
 class ValidationConfig(ConfigBase):
@@ -42,13 +39,6 @@ class ValidationConfig(ConfigBase):
     target: float | None = option(
         None, doc="stop the run once the validation mean reaches this score (null: never)"
     )
-
-
-def validation_seeds(run_seed: int, episodes: int) -> np.ndarray:
-    """The ``episodes`` env seeds of validation: consecutive, all >= 2**32 (see module doc)."""
-    sequence = np.random.SeedSequence(int(run_seed), spawn_key=(_VALIDATION_STREAM,))
-    first = TRAINING_SEED_LIMIT + int(sequence.generate_state(1)[0])
-    return first + np.arange(episodes, dtype=np.int64)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -34,8 +34,8 @@ from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
 from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.seeds import generation_seeds
 from neuro_evolution.experiment import template_for_env
+from neuro_evolution.seeds import generation_seeds
 
 
 def make_handlers(workers: int) -> dict[str, Callable[[], EvaluationHandler]]:

@@ -11,8 +11,8 @@ from neuro_evolution.brains.base import make_template
 from neuro_evolution.config import parse_config
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
-from neuro_evolution.evaluation.seeds import brain_rng, episode_seed, generation_seeds
 from neuro_evolution.experiment import build_template
+from neuro_evolution.seeds import brain_rng, episode_seed, generation_seeds
 
 
 @pytest.fixture(scope="module")
@@ -115,3 +115,24 @@ def test_dry_run_passes_for_a_matching_brain(template):
             runner.dry_run(mismatched)
     finally:
         runner.close()
+
+
+def test_episode_rules_score_scalars_and_batches_alike() -> None:
+    """A cut episode loses the penalty and counts as truncated, terminated wins over truncated,
+    fitness is the mean return; one batch array gives what each individual's scalars give."""
+    rules = EpisodeRunnerConfig(number_fitness_runs=2, max_steps_per_run=10, max_steps_penalty=5.0)
+    individuals = [  # per individual: two episodes of (return, steps, terminated, truncated, cut)
+        [(10.0, 10, False, False, True), (4.0, 3, True, True, False)],
+        [(7.0, 8, False, True, False), (1.0, 2, True, False, False)],
+    ]
+    assert rules.score(individuals[0]) == ((5.0 + 4.0) / 2, 13, 1, 1)
+    assert rules.score(individuals[1]) == ((7.0 + 1.0) / 2, 10, 1, 1)
+    batch = [
+        tuple(np.array([ind[k][field] for ind in individuals]) for field in range(5))
+        for k in range(2)
+    ]
+    fitness, steps, terminated, truncated = rules.score(batch)
+    for i, individual in enumerate(individuals):
+        assert (fitness[i], steps[i], terminated[i], truncated[i]) == rules.score(individual)
+    assert rules.reached_limit(10) and not rules.reached_limit(9)
+    assert not EpisodeRunnerConfig(max_steps_per_run=0).reached_limit(10**9)

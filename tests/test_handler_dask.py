@@ -29,9 +29,9 @@ from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
 from neuro_evolution.evaluation.handlers.base import WorkerState
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
-from neuro_evolution.evaluation.seeds import generation_seeds
 from neuro_evolution.experiment import template_for_env
 from neuro_evolution.frozen import FrozenDict
+from neuro_evolution.seeds import generation_seeds
 
 DASK = [sys.executable, "-m", "dask"]  # the `dask` command of this interpreter
 

@@ -15,10 +15,10 @@ from neuro_evolution.novelty import (
     BehaviorRecorder,
     NoveltyArchive,
     NoveltyConfig,
-    centered_ranks,
     euclidean_distances,
     ncd_distances,
 )
+from neuro_evolution.optimizers.shaping import unit_ranks
 
 
 def test_euclidean_distances_match_a_plain_loop():
@@ -76,10 +76,33 @@ def test_archive_adds_the_most_novel_and_drops_the_oldest():
     assert archive.behaviors.ravel().tolist() == [3.0, 5.0, 4.0]
 
 
+def reference_unit_ranks(values: np.ndarray) -> np.ndarray:
+    """Novelty's ranks as they were written before they moved to optimizers/shaping.py."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size <= 1:
+        return np.full(values.size, 0.5)
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(values.size)
+    ranks[order] = np.arange(values.size, dtype=np.float64)
+    for value in np.unique(values):
+        tied = values == value
+        ranks[tied] = ranks[tied].mean()
+    return ranks / (values.size - 1)
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 7, 40, 101])
+def test_unit_ranks_give_novelty_the_numbers_it_always_had(size: int) -> None:
+    """Bit for bit what novelty computed before it shared the ranking of fitness shaping,
+    ties (values drawn from a few levels) included."""
+    rng = np.random.default_rng(size)
+    for values in (rng.normal(size=size), rng.integers(0, 4, size).astype(float)):
+        assert unit_ranks(values).tobytes() == reference_unit_ranks(values).tobytes()
+
+
 def test_combination_of_ranks():
     """weight 0: fitness ranks only; weight 1: novelty ranks only; ties share ranks."""
-    assert centered_ranks(np.array([3.0, 1.0, 2.0])).tolist() == [1.0, 0.0, 0.5]
-    assert centered_ranks(np.array([1.0, 1.0, 2.0])).tolist() == [0.25, 0.25, 1.0]
+    assert unit_ranks(np.array([3.0, 1.0, 2.0])).tolist() == [1.0, 0.0, 0.5]
+    assert unit_ranks(np.array([1.0, 1.0, 2.0])).tolist() == [0.25, 0.25, 1.0]
     behaviours = np.array([[0.0], [0.1], [5.0]])
     fitness = np.array([3.0, 2.0, 1.0])
     pure_fitness = NoveltyArchive(NoveltyConfig(novelty_weight=0.0, novelty_nearest_k=1))
@@ -197,9 +220,9 @@ def test_with_novelty_weight_1_the_optimizer_is_told_the_novelty_ranks():
         experiment.step()
         behaviors = np.stack([r.behavior for r in evaluated[-1]])
         fitness = np.array([r.fitness for r in evaluated[-1]])
-        expected = centered_ranks(np.array(plain_novelty(behaviors, archive, k)))
+        expected = unit_ranks(np.array(plain_novelty(behaviors, archive, k)))
         assert np.allclose(told[-1], expected, rtol=0, atol=1e-12)
-        assert not np.allclose(told[-1], centered_ranks(fitness))  # novelty differs from fitness
+        assert not np.allclose(told[-1], unit_ranks(fitness))  # novelty differs from fitness
     experiment.close()
 
 

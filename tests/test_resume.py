@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,10 +19,10 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import small_config, without_end_validation
+from fault_injection import CRASH_EXIT_CODE, command
 
 from neuro_evolution import train
 from neuro_evolution.atomic import load_npz
-from neuro_evolution.checkpoint import CRASH_EXIT_CODE, CRASH_VARIABLE, PAUSE_VARIABLE
 from neuro_evolution.results import read_log
 
 OPTIMIZERS = {
@@ -47,13 +46,17 @@ def config_file(tmp_path: Path, optimizer: str = "MU_ES", every: int = 1) -> Pat
 
 
 def start_train(
-    args: list[str], cwd: Path, new_session: bool = False, **env: str
+    args: list[str],
+    cwd: Path,
+    new_session: bool = False,
+    pause_after: int | None = None,
+    crash: str | None = None,
 ) -> subprocess.Popen:
-    """A real train process (stdout/stderr captured), optionally leading its own process group."""
+    """A real train process with a fault injected (see fault_injection.py), stdout/stderr
+    captured, optionally leading its own process group."""
     return subprocess.Popen(
-        [sys.executable, "-m", "neuro_evolution.train", *args],
+        command(args, pause_after, crash),
         cwd=cwd,
-        env={**os.environ, **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -62,7 +65,7 @@ def start_train(
 
 
 def wait_until_stopped(process: subprocess.Popen, timeout: float = 120.0) -> None:
-    """Wait until ``process`` has stopped itself (SIGSTOP from the pause switch)."""
+    """Wait until ``process`` has stopped itself (SIGSTOP from the injected pause)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -124,9 +127,7 @@ def test_sigkill_mid_run_then_resume_ends_identical(tmp_path, optimizer):
     config = config_file(tmp_path, optimizer, every=3)
     straight = run_straight(config, tmp_path / "straight")
     run_dir = tmp_path / "killed"
-    process = start_train(
-        [str(config), "--out", str(run_dir), "--quiet"], tmp_path, **{PAUSE_VARIABLE: "4"}
-    )
+    process = start_train([str(config), "--out", str(run_dir), "--quiet"], tmp_path, pause_after=4)
     wait_until_stopped(process)
     process.send_signal(signal.SIGKILL)
     assert process.wait(timeout=60) == -signal.SIGKILL
@@ -144,9 +145,7 @@ def test_crash_while_writing_a_checkpoint_resumes_from_the_previous(tmp_path, wh
     straight = run_straight(config, tmp_path / "straight")
     run_dir = tmp_path / "crashed"
     switch = "4" if where == "checkpoint" else "4:status"
-    process = start_train(
-        [str(config), "--out", str(run_dir), "--quiet"], tmp_path, **{CRASH_VARIABLE: switch}
-    )
+    process = start_train([str(config), "--out", str(run_dir), "--quiet"], tmp_path, crash=switch)
     assert process.wait(timeout=120) == CRASH_EXIT_CODE, process.communicate()
     status = json.loads((run_dir / "training_status.json").read_text())
     assert status["generation"] == 2
@@ -166,9 +165,7 @@ def test_a_signal_stops_at_a_generation_boundary_with_a_checkpoint(tmp_path, sig
     config = config_file(tmp_path, every=10)
     straight = run_straight(config, tmp_path / "straight")
     run_dir = tmp_path / "stopped"
-    process = start_train(
-        [str(config), "--out", str(run_dir), "--quiet"], tmp_path, **{PAUSE_VARIABLE: "2"}
-    )
+    process = start_train([str(config), "--out", str(run_dir), "--quiet"], tmp_path, pause_after=2)
     wait_until_stopped(process)  # paused after generation 2: the signal lands in generation 3
     process.send_signal(signum)
     process.send_signal(signal.SIGCONT)
@@ -206,7 +203,7 @@ def test_ctrl_c_to_the_process_group_stops_parallel_runs_cleanly(tmp_path, handl
     straight = run_straight(config, tmp_path / "straight")
     run_dir = tmp_path / "stopped"
     args = [str(config), "--out", str(run_dir), "--quiet", "--handler", handler, "--workers", "2"]
-    process = start_train(args, tmp_path, new_session=True, **{PAUSE_VARIABLE: "2"})
+    process = start_train(args, tmp_path, new_session=True, pause_after=2)
     wait_until_stopped(process)  # workers are up; the parent paused after generation 2
     os.killpg(process.pid, signal.SIGINT)
     time.sleep(0.5)  # let workers that did not ignore SIGINT die of it before going on

@@ -14,10 +14,14 @@ from neuro_evolution import replay, train
 from neuro_evolution.config import parse_config
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
-from neuro_evolution.evaluation.seeds import episode_seed, generation_seeds
 from neuro_evolution.experiment import Experiment
 from neuro_evolution.results import load_candidate, read_log
-from neuro_evolution.validation import TRAINING_SEED_LIMIT, validation_seeds
+from neuro_evolution.seeds import (
+    TRAINING_SEED_LIMIT,
+    episode_seed,
+    generation_seeds,
+    validation_seeds,
+)
 
 
 def test_validation_seeds_are_disjoint_from_every_training_seed() -> None:

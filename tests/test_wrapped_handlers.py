@@ -24,9 +24,9 @@ from neuro_evolution.evaluation.handlers.dask import DaskHandler
 from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
-from neuro_evolution.evaluation.seeds import generation_seeds
 from neuro_evolution.evaluation.wrappers import REWARD_OFFSET
 from neuro_evolution.experiment import Experiment, template_for_env
+from neuro_evolution.seeds import generation_seeds
 
 CASES = ["mp-forkserver", "mp-spawn", "mp-forkserver-vectorized", "dask-local", "vectorized"]
 

@@ -25,8 +25,8 @@ from typing import Any, TypeVar
 import gymnasium as gym
 import numpy as np
 
+from neuro_evolution.brains.spaces import SpaceAdapter
 from neuro_evolution.configtools import ConfigBase, to_dict
-from neuro_evolution.evaluation.spaces import SpaceAdapter
 from neuro_evolution.frozen import FrozenABCMeta, ReadOnlyRecord
 from neuro_evolution.registry import Registry
 

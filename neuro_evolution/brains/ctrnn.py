@@ -61,13 +61,7 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.activations import ACTIVATIONS, RowSelection, as_is
-from neuro_evolution.brains.base import (
-    BatchBrain,
-    Brain,
-    BrainConfig,
-    BrainTemplate,
-    register_brain,
-)
+from neuro_evolution.brains.base import BRAINS, BatchBrain, Brain, BrainConfig, BrainTemplate
 from neuro_evolution.brains.masks import (
     MaskType,
     Section,
@@ -77,8 +71,8 @@ from neuro_evolution.brains.masks import (
     make_mask,
     merge_sections,
 )
+from neuro_evolution.brains.spaces import SpaceAdapter
 from neuro_evolution.configtools import ConfigError, config_class, join, option
-from neuro_evolution.evaluation.spaces import SpaceAdapter
 from neuro_evolution.frozen import frozen_dataclass, readonly
 
 MASK_PARAM_DOC = "random: density in [0, 1]; logarithmic: base >= 1.05; learned: percentile kept"
@@ -284,6 +278,48 @@ class CTRNNBatchBrain(BatchBrain):
         return self.io.decode_batch(self.o)
 
 
+def _m_rows(config: CTRNNConfig, n_in: int) -> int:
+    """Rows of M = [V; W; b]: b's row exists with a bias or a folded-in input scaling."""
+    return n_in + config.number_neurons + int(config.use_bias or config.normalize_input)
+
+
+def _bound_size(config: CTRNNConfig) -> int:
+    """Genome values per state bound (lower and upper each)."""
+    per_neuron = config.number_neurons
+    return {"per_neuron": per_neuron, "global": 1, "fixed": 0}[config.optimize_state_boundaries]
+
+
+def genome_layout(
+    config: CTRNNConfig, v_mask: np.ndarray, w_mask: np.ndarray, t_mask: np.ndarray
+) -> tuple[list[Section], int]:
+    """Where every genome value goes (the module docstring's order), and the genome size."""
+    N, n_in = config.number_neurons, v_mask.shape[0]
+    dt = config.delta_t  # M holds delta_t * [V; W; b]: the step saves a multiplication
+    sections: list[Section] = []
+    offset = 0
+    for target, mask, row0, scale in (
+        ("M", v_mask, 0, dt),
+        ("M", w_mask, n_in, dt),
+        ("T", t_mask, 0, 1.0),
+    ):
+        part, offset = block_sections(target, mask, row0, mask.shape[1], offset, scale)
+        sections += part
+    bias_row = _m_rows(config, n_in) - 1
+    extra = [("M", (bias_row, slice(None)), N, dt)] if config.use_bias else []
+    if config.optimize_y0:
+        extra.append(("y0", (), N, 1.0))
+    bound_size = _bound_size(config)
+    if bound_size:
+        extra += [("low", (), bound_size, 1.0), ("high", (), bound_size, 1.0)]
+    for target, index, size, scale in extra:
+        part_slice = slice(offset, offset + size)
+        sections.append(
+            Section(target=target, index=index, part=part_slice, shape=(size,), scale=scale)
+        )
+        offset += size
+    return sections, offset
+
+
 class _Plan:
     """What a template derives from its fields once: prototype arrays and the fill sections."""
 
@@ -302,31 +338,13 @@ class _Plan:
                 raise ValueError(f"{name} has shape {getattr(t, name).shape}, expected {shape}")
         self.one_hot = t.io.observation_kind == "discrete"
         self.input_shape = (n_in,) if self.one_hot else t.observation_shape
-        rows = n_in + N + int(c.use_bias or c.normalize_input)  # M = [V; W; b]
-        sections: list[Section] = []
-        offset = 0
-        dt = c.delta_t  # M holds delta_t * [V; W; b]: the step saves a multiplication
-        blocks = (("M", t.v_mask, 0, dt), ("M", t.w_mask, n_in, dt), ("T", t.t_mask, 0, 1.0))
-        for target, mask, row0, scale in blocks:
-            part, offset = block_sections(target, mask, row0, mask.shape[1], offset, scale)
-            sections += part
-        extra = [("M", (rows - 1, slice(None)), N, dt)] if c.use_bias else []
-        if c.optimize_y0:
-            extra.append(("y0", (), N, 1.0))
-        bound_size = {"per_neuron": N, "global": 1, "fixed": 0}[c.optimize_state_boundaries]
-        if bound_size:
-            extra += [("low", (), bound_size, 1.0), ("high", (), bound_size, 1.0)]
-        for target, index, size, scale in extra:
-            part_slice = slice(offset, offset + size)
-            sections.append(
-                Section(target=target, index=index, part=part_slice, shape=(size,), scale=scale)
-            )
-            offset += size
-        if offset != t.genome_size:
-            raise ValueError(f"genome_size is {t.genome_size}, but the layout needs {offset}")
+        rows = _m_rows(c, n_in)
+        sections, size = genome_layout(c, t.v_mask, t.w_mask, t.t_mask)
+        if size != t.genome_size:
+            raise ValueError(f"genome_size is {t.genome_size}, but the layout needs {size}")
         self.sections = tuple(merge_sections(sections))
         self.own_y0 = c.optimize_y0
-        self.own_bounds = bound_size > 0
+        self.own_bounds = _bound_size(c) > 0
         self.learned = tuple(
             (target, view, param)
             for target, view, kind, param in (
@@ -379,7 +397,7 @@ class _PlannedTemplate(BrainTemplate):
     __slots__ = ("_plan",)
 
 
-@register_brain("CTRNN", config=CTRNNConfig)
+@BRAINS.register("CTRNN", config=CTRNNConfig)
 @frozen_dataclass(eq=False)
 class CTRNNTemplate(_PlannedTemplate):
     """Masks and observation scaling; the prototype brain and fill plan are derived from them."""
@@ -411,9 +429,7 @@ class CTRNNTemplate(_PlannedTemplate):
         v_mask = make_mask(config.v_mask, io.input_size, N, config.v_mask_param, rng)
         w_mask = make_mask(config.w_mask, N, N, config.w_mask_param, rng)
         t_mask = make_mask(config.t_mask, N, io.output_size, config.t_mask_param, rng)
-        size = int(v_mask.sum() + w_mask.sum() + t_mask.sum())
-        size += N * (int(config.use_bias) + int(config.optimize_y0))
-        size += {"per_neuron": 2 * N, "global": 2, "fixed": 0}[config.optimize_state_boundaries]
+        _, size = genome_layout(config, v_mask, w_mask, t_mask)
         scale, shift = _input_scaling(config, observation_space)
         shape = tuple(observation_space.shape) if io.observation_kind == "box" else ()
         return cls(

@@ -1,8 +1,14 @@
 """Feed-forward network: input -> hidden layers -> outputs, tanh on the outputs.
 
-Genome layout, layer by layer from the input: the weight matrix W_l (out_l x in_l, row-major),
-then, when ``use_bias``, the bias vector b_l (out_l). A layer computes act(W_l x + b_l); the
-hidden activation is ``activation``; the output layer always uses tanh (outputs in [-1, 1]).
+Like the CTRNN and the LSTM, weights are (source × target) and the network works on row vectors:
+a layer computes act(x·W_l + b_l) with W_l (in_l × out_l); the hidden activation is
+``activation``, the output layer always uses tanh (outputs in [-1, 1]).
+
+Genome layout, layer by layer from the input: W_l column by column (the values of one target
+unit together; read as an (out_l × in_l) row-major array, W_l is its transpose), then, when
+``use_bias``, the bias vector b_l (out_l). A brain keeps that (out_l × in_l) buffer and uses its
+transposed view as W_l, so ``x·W_l`` runs the very arithmetic of ``W_l^T·x``: genomes of earlier
+runs give bit-identical actions.
 """
 
 from __future__ import annotations
@@ -12,15 +18,10 @@ from typing import Literal
 import gymnasium as gym
 import numpy as np
 
-from neuro_evolution.brains.base import (
-    BatchBrain,
-    Brain,
-    BrainConfig,
-    BrainTemplate,
-    register_brain,
-)
+from neuro_evolution.brains.activations import ACTIVATIONS
+from neuro_evolution.brains.base import BRAINS, BatchBrain, Brain, BrainConfig, BrainTemplate
+from neuro_evolution.brains.spaces import SpaceAdapter
 from neuro_evolution.configtools import config_class, option
-from neuro_evolution.evaluation.spaces import SpaceAdapter
 from neuro_evolution.frozen import frozen_dataclass
 
 
@@ -33,8 +34,19 @@ class FFNNConfig(BrainConfig):
     use_bias: bool = option(True, doc="give every layer a bias vector")
 
 
-def _activate(kind: str, x: np.ndarray) -> np.ndarray:
-    return np.tanh(x) if kind == "tanh" else np.maximum(x, 0.0)
+LayerPart = tuple[int, int, slice, slice]  # n_in, n_out, W's genome slice, b's genome slice
+
+
+def _layout(sizes: tuple[int, ...], use_bias: bool) -> list[LayerPart]:
+    """The genome slices of every layer's W and b; the genome ends where the last b ends."""
+    parts = []
+    offset = 0
+    for n_in, n_out in zip(sizes, sizes[1:]):
+        w = slice(offset, offset + n_in * n_out)
+        b = slice(w.stop, w.stop + (n_out if use_bias else 0))
+        offset = b.stop
+        parts.append((n_in, n_out, w, b))
+    return parts
 
 
 class FFNNBrain(Brain):
@@ -44,8 +56,8 @@ class FFNNBrain(Brain):
 
     def __init__(self, io: SpaceAdapter, activation: str, weights: list, biases: list):
         self.io = io
-        self.activation = activation
-        self.weights = weights
+        self.activation = ACTIVATIONS[activation]  # chosen once, not per step
+        self.weights = weights  # each (in, out): a transposed view of an (out, in) buffer
         self.biases = biases
 
     def reset(self, rng: np.random.Generator) -> None:
@@ -55,9 +67,10 @@ class FFNNBrain(Brain):
         """The network's output vector for one input vector."""
         x = inputs
         last = len(self.weights) - 1
+        activation, args = self.activation
         for i, (w, b) in enumerate(zip(self.weights, self.biases)):
-            x = w @ x + b
-            x = np.tanh(x) if i == last else _activate(self.activation, x)
+            x = x @ w + b
+            x = np.tanh(x) if i == last else activation(x, *args)
         return x
 
     def step(self, observation):
@@ -71,8 +84,8 @@ class FFNNBatchBrain(BatchBrain):
 
     def __init__(self, io: SpaceAdapter, activation: str, weights: list, biases: list):
         self.io = io
-        self.activation = activation
-        self.weights = weights  # each (P, out, in)
+        self.activation = ACTIVATIONS[activation]
+        self.weights = weights  # each (P, in, out): a transposed view of a (P, out, in) buffer
         self.biases = biases  # each (P, out)
 
     def reset(self, rngs: list[np.random.Generator]) -> None:
@@ -81,15 +94,16 @@ class FFNNBatchBrain(BatchBrain):
     def step(self, observations: np.ndarray, active: np.ndarray | None = None) -> np.ndarray:
         x = self.io.encode_batch(observations)
         last = len(self.weights) - 1
+        activation, args = self.activation
         for i, (w, b) in enumerate(zip(self.weights, self.biases)):
-            # matmul (not einsum) sums in the order the single brain's ``w @ x`` does, so brain i
+            # matmul (not einsum) sums in the order the single brain's ``x @ w`` does, so brain i
             # of a batch gives bit-identical actions (the vectorized handler relies on it)
-            x = np.matmul(w, x[:, :, None])[:, :, 0] + b
-            x = np.tanh(x) if i == last else _activate(self.activation, x)
+            x = np.matmul(x[:, None, :], w)[:, 0, :] + b
+            x = np.tanh(x) if i == last else activation(x, *args)
         return self.io.decode_batch(x)
 
 
-@register_brain("FFNN", config=FFNNConfig)
+@BRAINS.register("FFNN", config=FFNNConfig)
 @frozen_dataclass(eq=False)
 class FFNNTemplate(BrainTemplate):
     """Layer sizes and the genome offsets of every weight matrix and bias vector."""
@@ -109,28 +123,22 @@ class FFNNTemplate(BrainTemplate):
     ) -> FFNNTemplate:
         io = SpaceAdapter.from_spaces(observation_space, action_space)
         sizes = (io.input_size, *config.hidden_layers, io.output_size)
-        genome_size = sum(o * i + (o if config.use_bias else 0) for i, o in zip(sizes, sizes[1:]))
-        return cls(config=config, io=io, genome_size=genome_size, layer_sizes=sizes)
+        *_, (_, _, _, last_bias) = _layout(sizes, config.use_bias)
+        return cls(config=config, io=io, genome_size=last_bias.stop, layer_sizes=sizes)
 
-    def _slices(self):
-        offset = 0
-        for n_in, n_out in zip(self.layer_sizes, self.layer_sizes[1:]):
-            w = slice(offset, offset + n_in * n_out)
-            offset += n_in * n_out
-            b = slice(offset, offset + (n_out if self.config.use_bias else 0))
-            offset = b.stop
-            yield n_in, n_out, w, b
+    def _slices(self) -> list[LayerPart]:
+        return _layout(self.layer_sizes, self.config.use_bias)
 
     def new_brain(self) -> FFNNBrain:
         weights, biases = [], []
         for n_in, n_out, _, _ in self._slices():
-            weights.append(np.zeros((n_out, n_in)))
+            weights.append(np.zeros((n_out, n_in)).T)
             biases.append(np.zeros(n_out))
         return FFNNBrain(self.io, self.config.activation, weights, biases)
 
     def fill(self, brain: FFNNBrain, genome: np.ndarray) -> None:
         for layer, (n_in, n_out, w, b) in enumerate(self._slices()):
-            brain.weights[layer][...] = genome[w].reshape(n_out, n_in)
+            brain.weights[layer].T[...] = genome[w].reshape(n_out, n_in)
             if self.config.use_bias:
                 brain.biases[layer][...] = genome[b]
 
@@ -139,7 +147,7 @@ class FFNNTemplate(BrainTemplate):
         count = genomes.shape[0]
         weights, biases = [], []
         for n_in, n_out, w, b in self._slices():
-            weights.append(genomes[:, w].reshape(count, n_out, n_in).copy())
+            weights.append(genomes[:, w].reshape(count, n_out, n_in).copy().transpose(0, 2, 1))
             biases.append(
                 genomes[:, b].copy() if self.config.use_bias else np.zeros((count, n_out))
             )

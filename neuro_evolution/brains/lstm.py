@@ -26,15 +26,9 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.activations import RowSelection, as_is, sigmoid_
-from neuro_evolution.brains.base import (
-    BatchBrain,
-    Brain,
-    BrainConfig,
-    BrainTemplate,
-    register_brain,
-)
+from neuro_evolution.brains.base import BRAINS, BatchBrain, Brain, BrainConfig, BrainTemplate
+from neuro_evolution.brains.spaces import SpaceAdapter
 from neuro_evolution.configtools import config_class, option
-from neuro_evolution.evaluation.spaces import SpaceAdapter
 from neuro_evolution.frozen import frozen_dataclass, readonly
 
 
@@ -50,20 +44,21 @@ class LSTMConfig(BrainConfig):
 Part = tuple[slice, tuple[int, int], slice]  # weights, their shape, biases
 
 
-def _layout(template: LSTMTemplate) -> tuple[list[Part], Part]:
-    """Genome slices: per layer (M_l, its shape, b_l), then (O, its shape, b_out)."""
-    H = template.config.hidden_size
-    bias = template.config.use_bias
+def _layout(config: LSTMConfig, io: SpaceAdapter) -> tuple[list[Part], Part]:
+    """Genome slices: per layer (M_l, its shape, b_l), then (O, its shape, b_out); the genome
+    ends where b_out ends."""
+    H = config.hidden_size
+    bias = config.use_bias
     layers = []
     offset = 0
-    for layer in range(template.config.number_layers):
-        rows = (template.io.input_size if layer == 0 else H) + H
+    for layer in range(config.number_layers):
+        rows = (io.input_size if layer == 0 else H) + H
         weights = slice(offset, offset + rows * 4 * H)
         offset = weights.stop
         biases = slice(offset, offset + (4 * H if bias else 0))
         offset = biases.stop
         layers.append((weights, (rows, 4 * H), biases))
-    n_out = template.io.output_size
+    n_out = io.output_size
     weights = slice(offset, offset + H * n_out)
     output = (weights, (H, n_out), slice(weights.stop, weights.stop + (n_out if bias else 0)))
     return layers, output
@@ -79,7 +74,7 @@ def _bias(genome: np.ndarray, part: slice, size: int) -> np.ndarray:
 def _views(template: LSTMTemplate, params: np.ndarray) -> tuple[list[tuple], tuple]:
     """(M_l, b_l) per layer and (O, b_out) as views of a (G,) or (P, G) parameter array."""
     lead = params.shape[:-1]
-    layers, (weights, shape, biases) = _layout(template)
+    layers, (weights, shape, biases) = _layout(template.config, template.io)
     views = [(params[..., w].reshape(lead + s), _bias(params, b, s[1])) for w, s, b in layers]
     return views, (params[..., weights].reshape(lead + shape), _bias(params, biases, shape[1]))
 
@@ -191,7 +186,7 @@ class LSTMBatchBrain(BatchBrain):
         return template.io.decode_batch(self.o)
 
 
-@register_brain("LSTM", config=LSTMConfig)
+@BRAINS.register("LSTM", config=LSTMConfig)
 @frozen_dataclass(eq=False)
 class LSTMTemplate(BrainTemplate):
     """Layer sizes follow from the config and the spaces; the genome layout is in ``_layout``."""
@@ -210,14 +205,9 @@ class LSTMTemplate(BrainTemplate):
         rng: np.random.Generator,
     ) -> LSTMTemplate:
         io = SpaceAdapter.from_spaces(observation_space, action_space)
-        H, bias = config.hidden_size, int(config.use_bias)
-        size = 0
-        for layer in range(config.number_layers):
-            rows = (io.input_size if layer == 0 else H) + H
-            size += rows * 4 * H + bias * 4 * H
-        size += H * io.output_size + bias * io.output_size
+        _, (_, _, output_biases) = _layout(config, io)
         shape = tuple(observation_space.shape) if io.observation_kind == "box" else ()
-        return cls(config=config, io=io, genome_size=size, observation_shape=shape)
+        return cls(config=config, io=io, genome_size=output_biases.stop, observation_shape=shape)
 
     def new_brain(self) -> LSTMBrain:
         return LSTMBrain(self)

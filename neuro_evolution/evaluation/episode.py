@@ -1,9 +1,8 @@
 """EpisodeRunner: runs a brain in one long-lived Gymnasium env and returns its fitness.
 
-Fitness is the mean episode return over ``number_fitness_runs`` episodes. An episode ends when
-the env terminates or truncates (its own time limit), or after ``max_steps_per_run`` steps when
-that is set; an episode cut by ``max_steps_per_run`` before the env terminated loses
-``max_steps_penalty`` from its return.
+The rules of an evaluation are written once, in :class:`EpisodeRunnerConfig`, and followed by
+this runner's loop (one env) and by the vectorized handler's lockstep loop (P envs): stepping
+differs, the rules do not.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ import numpy as np
 from neuro_evolution.brains.base import Brain, BrainTemplate
 from neuro_evolution.configtools import ConfigBase, config_class, option
 from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.seeds import brain_rng, episode_seed
 from neuro_evolution.frozen import FrozenClassMeta, frozen_dataclass
 from neuro_evolution.importing import import_module
 from neuro_evolution.normalization import (
@@ -26,11 +24,25 @@ from neuro_evolution.normalization import (
     ObservationScaler,
 )
 from neuro_evolution.novelty import BehaviorRecorder, NoveltyConfig
+from neuro_evolution.seeds import brain_rng, episode_seed
 
 
 @config_class
 class EpisodeRunnerConfig(ConfigBase):
-    """How one genome is evaluated."""
+    """How one genome is evaluated: the episode rules, written once for both episode loops
+    (:class:`EpisodeRunner`, one env; the vectorized handler, P envs in lockstep):
+
+    - an evaluation runs ``number_fitness_runs`` episodes, k = 0, 1, ... (their seeds:
+      :mod:`neuro_evolution.seeds`);
+    - an episode ends when the env terminates or truncates it (its own time limit); otherwise it
+      is *cut* once it has run ``max_steps_per_run`` steps (0: never);
+    - a cut episode loses ``max_steps_penalty`` from its return and counts as truncated; an
+      episode the env both terminated and truncated counts as terminated;
+    - fitness is the mean of the episode returns (summed in episode order), steps their sum.
+
+    :meth:`reached_limit` and :meth:`score` are plain arithmetic, so the same code serves one
+    individual's scalars and a batch's arrays.
+    """
 
     number_fitness_runs: int = option(1, doc="episodes per evaluation; fitness is their mean", ge=1)
     max_steps_per_run: int = option(
@@ -42,6 +54,21 @@ class EpisodeRunnerConfig(ConfigBase):
     fix_seed_for_generation: bool = option(
         True, doc="all individuals of a generation use the same episode seeds (fair comparison)"
     )
+
+    def reached_limit(self, steps: Any) -> Any:
+        """Whether an episode that the env has not ended after ``steps`` steps is cut now."""
+        return steps >= self.max_steps_per_run if self.max_steps_per_run else False
+
+    def score(self, episodes: list[tuple[Any, Any, Any, Any, Any]]) -> tuple[Any, Any, Any, Any]:
+        """(fitness, steps, terminated, truncated) of episodes given as (return, steps,
+        terminated, truncated, cut), each a scalar or one array over a batch of individuals."""
+        total_return, total_steps, terminated_count, truncated_count = 0.0, 0, 0, 0
+        for episode_return, steps, terminated, truncated, cut in episodes:
+            total_return = total_return + (episode_return - self.max_steps_penalty * cut)
+            total_steps = total_steps + steps
+            terminated_count = terminated_count + terminated
+            truncated_count = truncated_count + ((truncated > terminated) | cut)
+        return total_return / len(episodes), total_steps, terminated_count, truncated_count
 
 
 @frozen_dataclass
@@ -115,35 +142,22 @@ class EpisodeRunner:
         scaler = context.observation_scaler
         if context.validation:
             return self.run_episode(brain, int(seed), scaler=scaler)
-        runs = self.config.number_fitness_runs
         recorder = None
         if self.spec.novelty is not None:
             recorder = BehaviorRecorder(self.spec.novelty, self.env)
         observations = None
         if self.spec.observation_normalization is not None:
             observations = ObservationRecorder(self.observation_size)
-        total_return = 0.0
-        total_steps = terminated = truncated = 0
-        for episode in range(runs):
-            result = self.run_episode(
-                brain,
-                episode_seed(seed, episode),
-                brain_rng(seed, episode),
-                recorder,
-                scaler,
-                observations,
+        episodes = [
+            self._episode(
+                brain, episode_seed(seed, k), brain_rng(seed, k), recorder, scaler, observations
             )
-            total_return += result.fitness
-            total_steps += result.steps
-            terminated += result.terminated
-            truncated += result.truncated
-        return EvaluationResult(
-            fitness=total_return / runs,
-            steps=total_steps,
-            terminated=terminated,
-            truncated=truncated,
-            behavior=None if recorder is None else recorder.behavior(),
-            observation_stats=None if observations is None else observations.as_array(),
+            for k in range(self.config.number_fitness_runs)
+        ]
+        return self._result(
+            episodes,
+            None if recorder is None else recorder.behavior(),
+            None if observations is None else observations.as_array(),
         )
 
     @property
@@ -158,22 +172,49 @@ class EpisodeRunner:
         rng: np.random.Generator | None = None,
         recorder: BehaviorRecorder | None = None,
         scaler: ObservationScaler | None = None,
-        observations: ObservationRecorder | None = None,
     ) -> EvaluationResult:
         """One episode from ``env.reset(seed=env_seed)``; fitness is the (penalised) return.
 
-        The brain sees ``scaler.apply(observation)`` when a scaler is given; ``observations``
-        counts the raw observations the brain was shown.
+        The brain sees ``scaler.apply(observation)`` when a scaler is given.
         """
+        return self._result([self._episode(brain, env_seed, rng, recorder, scaler)])
+
+    def _result(
+        self,
+        episodes: list[tuple],
+        behavior: np.ndarray | None = None,
+        observation_stats: np.ndarray | None = None,
+    ) -> EvaluationResult:
+        fitness, steps, terminated, truncated = self.config.score(episodes)
+        return EvaluationResult(
+            fitness=fitness,
+            steps=steps,
+            terminated=int(terminated),
+            truncated=int(truncated),
+            behavior=behavior,
+            observation_stats=observation_stats,
+        )
+
+    def _episode(
+        self,
+        brain: Brain,
+        env_seed: int,
+        rng: np.random.Generator | None,
+        recorder: BehaviorRecorder | None,
+        scaler: ObservationScaler | None = None,
+        observations: ObservationRecorder | None = None,
+    ) -> tuple[float, int, bool, bool, bool]:
+        """(return, steps, terminated, truncated, cut) of one episode, as the config's rules say.
+
+        ``observations`` counts the raw observations the brain was shown."""
         env = self.env
-        limit = self.config.max_steps_per_run or None
         observation, _ = env.reset(seed=env_seed)
         brain.reset(rng if rng is not None else np.random.default_rng(env_seed))
         if recorder is not None:
             recorder.start_episode()
         episode_return = 0.0
         steps = 0
-        terminated = truncated = False
+        terminated = truncated = cut = False
         while True:
             if observations is not None:
                 observations.add(observation)
@@ -185,18 +226,13 @@ class EpisodeRunner:
                 recorder.record(None, observation)
             episode_return += float(reward)
             steps += 1
+            terminated, truncated = bool(terminated), bool(truncated)
             if terminated or truncated:
                 break
-            if limit is not None and steps >= limit:
-                episode_return -= self.config.max_steps_penalty
-                truncated = True
+            if self.config.reached_limit(steps):
+                cut = True
                 break
-        return EvaluationResult(
-            fitness=episode_return,
-            steps=steps,
-            terminated=int(bool(terminated)),
-            truncated=int(bool(truncated) and not terminated),
-        )
+        return episode_return, steps, terminated, truncated, cut
 
     def dry_run(self, template: BrainTemplate) -> None:
         """One reset, one brain step and one env step with a zero genome: fail early on mismatch."""

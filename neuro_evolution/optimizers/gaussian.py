@@ -32,10 +32,10 @@ from neuro_evolution.optimizers.rng import (
     state_scalar,
 )
 from neuro_evolution.optimizers.shaping import checked_fitness
+from neuro_evolution.seeds import GENERATOR_PURPOSE
 
 # Purpose word of the distribution-sampling stream (rng.derived_seed); 0 and 1 are the
 # Python / legacy numpy streams of the DEAP-based optimizers.
-_SAMPLING_STREAM = 2
 
 
 def center_init_option() -> Any:
@@ -158,7 +158,7 @@ class GaussianSearch(Optimizer):
         self.population_size = population_size
         self.mean = np.full(genome_size, float(config.center_init))
         self.stdev = np.ones(genome_size)  # set by the subclass
-        self._rng = owned_generator(seed, _SAMPLING_STREAM)
+        self._rng = owned_generator(seed, GENERATOR_PURPOSE)
         self._generation = 0
         self._noise: np.ndarray | None = None
 

@@ -25,20 +25,13 @@ from typing import Any
 
 import numpy as np
 
+from neuro_evolution.seeds import (
+    NUMPY_LEGACY_PURPOSE,
+    PYTHON_RANDOM_PURPOSE,
+    optimizer_generator_seed,
+)
+
 _SWAP_LOCK = threading.RLock()
-
-# Distinguishes the optimizer's generator stream from other streams derived from the run seed
-# (episode seeds use SeedSequence([run_seed, generation, ...])).
-_OPTIMIZER_STREAM = int.from_bytes(b"optimizr", "little")
-
-
-def derived_seed(seed: int, purpose: int) -> int:
-    """A 128-bit seed derived from the run seed, independent of other streams of the run."""
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed: must be a non-negative integer, got {seed!r}")
-    words = np.random.SeedSequence(int(seed), spawn_key=(_OPTIMIZER_STREAM, purpose))
-    state = words.generate_state(4, dtype=np.uint32)
-    return sum(int(w) << (32 * i) for i, w in enumerate(state))
 
 
 def state_scalar(state: Mapping[str, Any], key: str) -> Any:
@@ -69,7 +62,9 @@ class PythonRandomState:
     """A state of Python's Mersenne Twister (``random``) that belongs to one optimizer."""
 
     def __init__(self, seed: int):
-        self._state = random.Random(derived_seed(seed, 0)).getstate()
+        self._state = random.Random(
+            optimizer_generator_seed(seed, PYTHON_RANDOM_PURPOSE)
+        ).getstate()
 
     @contextmanager
     def active(self) -> Iterator[None]:
@@ -111,7 +106,9 @@ class NumpyLegacyRandomState:
     """A state of numpy's global legacy generator (``np.random``) that belongs to one optimizer."""
 
     def __init__(self, seed: int):
-        self._state = np.random.RandomState(derived_seed(seed, 1) % 2**32).get_state(legacy=True)
+        self._state = np.random.RandomState(
+            optimizer_generator_seed(seed, NUMPY_LEGACY_PURPOSE) % 2**32
+        ).get_state(legacy=True)
 
     @contextmanager
     def active(self) -> Iterator[None]:
@@ -154,7 +151,7 @@ def owned_generator(seed: int, purpose: int) -> np.random.Generator:
     Optimizers that draw with numpy's ``Generator`` API use this instead of the global
     generators, so nothing needs swapping in or out.
     """
-    return np.random.Generator(np.random.PCG64(derived_seed(seed, purpose)))
+    return np.random.Generator(np.random.PCG64(optimizer_generator_seed(seed, purpose)))
 
 
 _WORD = (1 << 64) - 1

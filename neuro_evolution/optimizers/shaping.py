@@ -17,14 +17,12 @@ import numpy as np
 FitnessShaping = Literal["none", "centered_ranks"]
 
 
-def centered_ranks(fitness: np.ndarray) -> np.ndarray:
-    """Ranks of ``fitness`` scaled to [-0.5, 0.5] (lowest -0.5); ties share their mean rank."""
+def mean_ranks(fitness: np.ndarray) -> np.ndarray:
+    """0-based ranks of ``fitness`` (lowest 0) as float64; ties share their mean rank."""
     values = np.asarray(fitness, dtype=np.float64)
     if values.ndim != 1:
         raise ValueError(f"fitness must be one-dimensional, got shape {values.shape}")
     count = len(values)
-    if count <= 1:
-        return np.zeros(count)
     order = np.argsort(values, kind="stable")
     sorted_values = values[order]
     # Start index of each run of equal values, and the run each sorted position belongs to.
@@ -34,7 +32,24 @@ def centered_ranks(fitness: np.ndarray) -> np.ndarray:
     run_of_position = np.repeat(np.arange(len(starts)), ends - starts)
     ranks = np.empty(count)
     ranks[order] = mean_rank_of_run[run_of_position]
-    return ranks / (count - 1) - 0.5
+    return ranks
+
+
+def centered_ranks(fitness: np.ndarray) -> np.ndarray:
+    """Ranks of ``fitness`` scaled to [-0.5, 0.5] (lowest -0.5); ties share their mean rank."""
+    ranks = mean_ranks(fitness)
+    if len(ranks) <= 1:
+        return np.zeros(len(ranks))
+    return ranks / (len(ranks) - 1) - 0.5
+
+
+def unit_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks scaled to [0, 1] (lowest 0; ties share their mean rank); 0.5 for a single value.
+    Novelty search combines these; not the same numbers as ``centered_ranks + 0.5``."""
+    ranks = mean_ranks(values)
+    if len(ranks) <= 1:
+        return np.full(len(ranks), 0.5)
+    return ranks / (len(ranks) - 1)
 
 
 def shape_fitness(kind: FitnessShaping, fitness: np.ndarray) -> np.ndarray:

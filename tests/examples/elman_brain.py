@@ -15,8 +15,8 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains import Brain, BrainConfig, BrainTemplate, register_brain
+from neuro_evolution.brains.spaces import SpaceAdapter
 from neuro_evolution.configtools import config_class, option
-from neuro_evolution.evaluation.spaces import SpaceAdapter
 from neuro_evolution.frozen import frozen_dataclass
 
 

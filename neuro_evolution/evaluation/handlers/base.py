@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import threading
 from abc import abstractmethod
 from collections.abc import Iterator
 from typing import Any
@@ -18,18 +17,16 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.configtools import ConfigError
+from neuro_evolution.errors import ConfigError
 from neuro_evolution.evaluation.episode import (
     TRAINING,
     EvaluationContext,
     EvaluationResult,
     RunnerSpec,
 )
+from neuro_evolution.evaluation.handlers.options import EvaluationConfig, option_path
 from neuro_evolution.frozen import FrozenABCMeta
-
-
-class HandlerStartError(RuntimeError):
-    """A handler could not start for a reason the user can fix (one actionable line)."""
+from neuro_evolution.signals import signals_handled_by
 
 
 class WorkerState:
@@ -57,6 +54,11 @@ class WorkerState:
 
 class EvaluationHandler(metaclass=FrozenABCMeta):
     """Evaluates populations; set up once per run with :meth:`start`, ended with :meth:`close`."""
+
+    @classmethod
+    def from_config(cls, section: EvaluationConfig) -> EvaluationHandler:
+        """The handler for a validated ``evaluation`` section; override to use its options."""
+        return cls()
 
     @abstractmethod
     def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
@@ -94,20 +96,14 @@ def sigint_ignored() -> Iterator[None]:
     (finish the generation, write a checkpoint). Processes started here inherit the ignored
     disposition, and Python keeps a SIGINT that its parent ignored ignored.
     """
-    if threading.current_thread() is not threading.main_thread():
+    with signals_handled_by(signal.SIG_IGN, [signal.SIGINT]):
         yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def check_parallel_options(workers: int, chunks_per_worker: int) -> None:
     """The options every parallel handler shares: at least one worker and one chunk per worker."""
     if not isinstance(workers, int) or workers < 1:
-        raise ConfigError("evaluation.workers", f"must be an integer >= 1, got {workers!r}")
+        raise ConfigError(option_path("workers"), f"must be an integer >= 1, got {workers!r}")
     if chunks_per_worker < 1:
         raise ValueError(f"chunks_per_worker must be >= 1, got {chunks_per_worker!r}")
 

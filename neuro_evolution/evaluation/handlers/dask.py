@@ -25,7 +25,7 @@ from distributed import Client, LocalCluster, get_worker
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.configtools import ConfigError
+from neuro_evolution.errors import ConfigError, HandlerStartError
 from neuro_evolution.evaluation.episode import (
     TRAINING,
     EvaluationContext,
@@ -35,11 +35,15 @@ from neuro_evolution.evaluation.episode import (
 from neuro_evolution.evaluation.handlers import worker as worker_side
 from neuro_evolution.evaluation.handlers.base import (
     EvaluationHandler,
-    HandlerStartError,
     check_batch,
     check_parallel_options,
     sigint_ignored,
     split_chunks,
+)
+from neuro_evolution.evaluation.handlers.options import (
+    EvaluationConfig,
+    option_path,
+    register_handler,
 )
 
 WORKER_WAIT_SECONDS = 120  # for the first worker of an existing cluster to be there
@@ -104,6 +108,7 @@ def evaluate_chunk(
     return plugin.evaluate(genomes, seeds, context)
 
 
+@register_handler("dask")
 class DaskHandler(EvaluationHandler):
     """Evaluates chunks of genomes as Dask tasks (``pure=False``), results in submission order."""
 
@@ -118,7 +123,7 @@ class DaskHandler(EvaluationHandler):
         check_parallel_options(workers, chunks_per_worker)
         if scheduler is not None and "://" not in scheduler and not os.path.isfile(scheduler):
             raise ConfigError(
-                "evaluation.scheduler",
+                option_path("scheduler"),
                 f"{scheduler!r} is neither an address like tcp://HOST:8786 nor an existing "
                 "scheduler file",
             )
@@ -130,6 +135,14 @@ class DaskHandler(EvaluationHandler):
         self._cluster: LocalCluster | None = None
         self._client: Client | None = None
         self._plugin_name: str | None = None
+
+    @classmethod
+    def from_config(cls, section: EvaluationConfig) -> DaskHandler:
+        return cls(
+            workers=section.worker_count,
+            scheduler=section.scheduler,
+            vectorize=section.vectorize,
+        )
 
     # --- lifecycle ---------------------------------------------------------------------------
     def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
@@ -173,7 +186,7 @@ class DaskHandler(EvaluationHandler):
             )
         except OSError as error:
             raise HandlerStartError(
-                f"evaluation.scheduler: cannot reach the Dask scheduler at {self.scheduler} "
+                f"{option_path('scheduler')}: cannot reach the Dask scheduler at {self.scheduler} "
                 f"({error}); start one with `dask scheduler`, or leave scheduler unset to use a "
                 "LocalCluster"
             ) from None
@@ -182,7 +195,7 @@ class DaskHandler(EvaluationHandler):
         except TimeoutError:
             client.close()
             raise HandlerStartError(
-                f"evaluation.scheduler: no Dask worker joined {self.scheduler} within "
+                f"{option_path('scheduler')}: no Dask worker joined {self.scheduler} within "
                 f"{WORKER_WAIT_SECONDS} s; start workers with `dask worker {self.scheduler}`"
             ) from None
         return client

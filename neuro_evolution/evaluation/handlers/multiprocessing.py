@@ -10,6 +10,9 @@ an env, the OOM killer) ``Pool`` silently replaces it and the task it was runnin
 ``AsyncResult.get()`` waits forever unless the caller polls private worker lists. The executor
 notices the death at once (it waits on every worker's sentinel) and fails all pending futures
 with ``BrokenProcessPool``. It also does not respawn workers forever when an initializer fails.
+BrokenProcessPool names no worker, so each worker reports its pid in a warm-up task (a barrier
+makes every worker run exactly one) and the parent keeps those workers' ``Process`` objects
+(``multiprocessing.active_children()``) to name a dead one's pid and exit code.
 
 A dead worker is **not retried**: results depend only on genome and seed, so an env that
 segfaults would segfault again. :meth:`batch_evaluate` raises a ``RuntimeError`` naming the
@@ -20,14 +23,15 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
-from concurrent.futures import Future, ProcessPoolExecutor
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.configtools import ConfigError
+from neuro_evolution.errors import ConfigError
 from neuro_evolution.evaluation.episode import (
     TRAINING,
     EvaluationContext,
@@ -41,10 +45,17 @@ from neuro_evolution.evaluation.handlers.base import (
     check_parallel_options,
     split_chunks,
 )
+from neuro_evolution.evaluation.handlers.options import (
+    START_METHODS,
+    EvaluationConfig,
+    option_path,
+    register_handler,
+)
 
-START_METHODS = ("fork", "forkserver", "spawn")
+STARTUP_SECONDS = 120.0  # for every worker to set up (make its env) and check in
 
 
+@register_handler("mp")
 class MultiprocessingHandler(EvaluationHandler):
     """Evaluates chunks of genomes in a persistent pool of ``workers`` processes."""
 
@@ -61,7 +72,7 @@ class MultiprocessingHandler(EvaluationHandler):
                 m for m in START_METHODS if m in multiprocessing.get_all_start_methods()
             )
             raise ConfigError(
-                "evaluation.start_method",
+                option_path("start_method"),
                 f"{start_method!r} is not available here; use one of {available}",
             )
         self.workers = workers
@@ -69,8 +80,16 @@ class MultiprocessingHandler(EvaluationHandler):
         self.vectorize = vectorize
         self.chunks_per_worker = chunks_per_worker
         self._executor: ProcessPoolExecutor | None = None
-        self._processes: dict[int, Any] = {}  # pid -> multiprocessing.Process, ever started
+        self._processes: dict[int, Any] = {}  # pid -> multiprocessing.Process of every worker
         self._broken: str | None = None
+
+    @classmethod
+    def from_config(cls, section: EvaluationConfig) -> MultiprocessingHandler:
+        return cls(
+            workers=section.worker_count,
+            start_method=section.start_method,
+            vectorize=section.vectorize,
+        )
 
     # --- lifecycle ---------------------------------------------------------------------------
     def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
@@ -82,15 +101,24 @@ class MultiprocessingHandler(EvaluationHandler):
         if self.vectorize:
             worker.vectorized_state_class()  # fail here, not in every worker
         self._broken = None
+        context = multiprocessing.get_context(self.start_method)
+        started = context.Barrier(self.workers)
         self._executor = ProcessPoolExecutor(
             max_workers=self.workers,
-            mp_context=multiprocessing.get_context(self.start_method),
+            mp_context=context,
             initializer=worker.init_process,
-            initargs=(template, spec, self.vectorize),
+            initargs=(template, spec, self.vectorize, started),
         )
-        # One warm-up task per worker starts the processes now and re-raises an initializer error.
-        ready = [self._executor.submit(worker.process_ready) for _ in range(self.workers)]
-        self._collect(ready, "starting up")
+        # One warm-up task per worker (they wait for each other) starts every process now,
+        # names every worker's pid and re-raises an initializer error before a broken barrier.
+        ready = [
+            self._executor.submit(worker.process_ready, STARTUP_SECONDS)
+            for _ in range(self.workers)
+        ]
+        wait(ready)
+        ready.sort(key=lambda f: isinstance(f.exception(), threading.BrokenBarrierError))
+        pids = set(self._collect(ready, "starting up"))
+        self._processes = {p.pid: p for p in multiprocessing.active_children() if p.pid in pids}
 
     def batch_evaluate(
         self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
@@ -124,15 +152,9 @@ class MultiprocessingHandler(EvaluationHandler):
     @property
     def worker_pids(self) -> list[int]:
         """Pids of the pool's live worker processes."""
-        self._remember_processes()
         return sorted(pid for pid, p in self._processes.items() if p.exitcode is None)
 
     # --- internals ---------------------------------------------------------------------------
-    def _remember_processes(self) -> None:
-        # The executor's pid -> Process map is the only place that names a dead worker's pid and
-        # exit code (BrokenProcessPool does not); workers start lazily, so refresh it often.
-        if self._executor is not None:
-            self._processes.update(getattr(self._executor, "_processes", None) or {})
 
     def _shutdown(self) -> None:
         """Shut the executor down and join every worker it ever started."""
@@ -143,7 +165,6 @@ class MultiprocessingHandler(EvaluationHandler):
             process.join(timeout=5)
 
     def _collect(self, futures: list[Future], doing: str) -> list[Any]:
-        self._remember_processes()
         try:
             return [future.result() for future in futures]
         except BrokenProcessPool:
@@ -156,7 +177,6 @@ class MultiprocessingHandler(EvaluationHandler):
 
     def _describe_death(self, doing: str) -> str:
         """Shut the broken pool down, then name the worker(s) that died."""
-        self._remember_processes()
         self._shutdown()
         # The executor SIGTERMs the surviving workers after a death: those are not the culprit.
         codes = {pid: p.exitcode for pid, p in self._processes.items() if p.exitcode}

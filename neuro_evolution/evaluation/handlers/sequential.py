@@ -12,8 +12,10 @@ from neuro_evolution.evaluation.episode import (
     RunnerSpec,
 )
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState
+from neuro_evolution.evaluation.handlers.options import register_handler
 
 
+@register_handler("sequential")
 class SequentialHandler(EvaluationHandler):
     """Evaluates genomes one after another in this process."""
 

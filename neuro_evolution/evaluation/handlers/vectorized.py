@@ -31,7 +31,7 @@ from neuro_evolution.evaluation.episode import (
     RunnerSpec,
 )
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState, check_batch
-from neuro_evolution.evaluation.seeds import brain_rngs, episode_seeds
+from neuro_evolution.evaluation.handlers.options import register_handler
 from neuro_evolution.evaluation.vector_env import (
     LockstepEnv,
     NativeAdapter,
@@ -40,6 +40,7 @@ from neuro_evolution.evaluation.vector_env import (
     native_adapter,
 )
 from neuro_evolution.normalization import record_batch
+from neuro_evolution.seeds import brain_rngs, episode_seeds
 
 MAX_CACHED_SIZES = 4  # vector envs kept per batch size (mp/Dask chunks have one or two sizes)
 
@@ -52,21 +53,18 @@ def evaluate_lockstep(
     context: EvaluationContext = TRAINING,
     observation_size: int = 0,
 ) -> list[EvaluationResult]:
-    """Evaluate the P brains of ``brain`` on the P copies of ``envs``, like EpisodeRunner.run.
+    """Evaluate the P brains of ``brain`` on the P copies of ``envs`` under the same
+    rules (``config``) as EpisodeRunner.run (an individual whose episode ended is masked).
 
     ``observation_size`` > 0 gathers per-individual observation statistics (training only).
     """
     count = envs.num_envs
-    limit = config.max_steps_per_run
     scaler = context.observation_scaler
     runs = 1 if context.validation else config.number_fitness_runs
     stats = None
     if observation_size and not context.validation:
         stats = np.zeros((count, 1 + 2 * observation_size))
-    total_return = np.zeros(count)
-    total_steps = np.zeros(count, dtype=np.int64)
-    terminated_count = np.zeros(count, dtype=np.int64)
-    truncated_count = np.zeros(count, dtype=np.int64)
+    episodes = []
     for episode in range(runs):
         if context.validation:  # the seed itself, as EpisodeRunner.run_episode(brain, seed)
             observations = envs.reset([int(seed) for seed in seeds])
@@ -76,6 +74,9 @@ def evaluate_lockstep(
             brain.reset(brain_rngs(seeds, episode))
         episode_return = np.zeros(count)
         steps = np.zeros(count, dtype=np.int64)
+        ended_terminated = np.zeros(count, dtype=bool)
+        ended_truncated = np.zeros(count, dtype=bool)
+        ended_cut = np.zeros(count, dtype=bool)
         active = np.ones(count, dtype=bool)
         all_active = True
         while all_active or active.any():
@@ -87,18 +88,15 @@ def evaluate_lockstep(
             np.add(episode_return, rewards, out=episode_return, where=active)
             steps += active
             ended_by_env = active & (terminated | truncated)
-            cut = active & ~ended_by_env & (steps >= limit) if limit else None
-            terminated_count += ended_by_env & terminated
-            truncated_count += ended_by_env & truncated & ~terminated
+            ended_terminated |= ended_by_env & terminated
+            ended_truncated |= ended_by_env & truncated
             active &= ~ended_by_env
-            if cut is not None and cut.any():
-                np.subtract(episode_return, config.max_steps_penalty, out=episode_return, where=cut)
-                truncated_count += cut
-                active &= ~cut
+            cut = active & config.reached_limit(steps)
+            ended_cut |= cut
+            active &= ~cut
             all_active = all_active and bool(active.all())
-        total_return += episode_return
-        total_steps += steps
-    fitness = total_return / runs
+        episodes.append((episode_return, steps, ended_terminated, ended_truncated, ended_cut))
+    fitness, total_steps, terminated_count, truncated_count = config.score(episodes)
     return [
         EvaluationResult(
             fitness=float(fitness[i]),
@@ -209,6 +207,7 @@ class VectorizedWorkerState:
             self.fallback.close()
 
 
+@register_handler("vectorized")
 class VectorizedHandler(EvaluationHandler):
     """Evaluates the whole batch in this process, all individuals stepping in lockstep."""
 

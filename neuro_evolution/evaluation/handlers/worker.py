@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import signal
 from multiprocessing import util
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from neuro_evolution.evaluation.episode import (
     RunnerSpec,
 )
 from neuro_evolution.evaluation.handlers.base import WorkerState
+from neuro_evolution.evaluation.handlers.options import option_path
 
 
 class ChunkEvaluator(Protocol):
@@ -41,7 +42,7 @@ def vectorized_state_class() -> type:
         from neuro_evolution.evaluation.handlers.vectorized import VectorizedWorkerState
     except ImportError as error:
         raise RuntimeError(
-            "evaluation.vectorize: VectorizedWorkerState cannot be imported from "
+            f"{option_path('vectorize')}: VectorizedWorkerState cannot be imported from "
             f"neuro_evolution.evaluation.handlers.vectorized ({error}); set vectorize to false"
         ) from None
     return VectorizedWorkerState
@@ -58,16 +59,20 @@ def make_worker_state(template: BrainTemplate, spec: RunnerSpec, vectorize: bool
 # --- multiprocessing worker processes -------------------------------------------------------
 _STATE: ChunkEvaluator | None = None
 _INIT_ERROR: BaseException | None = None
+_STARTED: Any = None  # a multiprocessing Barrier of all the pool's workers
 
 
-def init_process(template: BrainTemplate, spec: RunnerSpec, vectorize: bool) -> None:
+def init_process(
+    template: BrainTemplate, spec: RunnerSpec, vectorize: bool, started: Any = None
+) -> None:
     """Pool initializer: build this process's state once for the whole run.
 
     An error is kept and re-raised by the first task instead of raised here, so it reaches the
     parent as an ordinary exception with its traceback (an initializer that raises only kills
     the worker, and the parent would learn nothing but "a process died").
     """
-    global _STATE, _INIT_ERROR
+    global _STATE, _INIT_ERROR, _STARTED
+    _STARTED = started
     # Ctrl-C in a terminal reaches the whole process group: only the parent handles it (it
     # finishes the generation and writes a checkpoint), so workers must not die of it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -88,9 +93,21 @@ def _state() -> ChunkEvaluator:
     return _STATE
 
 
-def process_ready() -> int:
-    """A warm-up task: fails like the initializer did, else returns this worker's pid."""
-    _state()
+def process_ready(timeout: float) -> int:
+    """A warm-up task: fails like the initializer did, else returns this worker's pid.
+
+    With a start-up barrier every worker runs exactly one warm-up task (each waits for all the
+    others), so the parent learns the pid of every worker of the pool. A worker that cannot set
+    up breaks the barrier, so the others fail at once instead of waiting for it.
+    """
+    try:
+        _state()
+    except BaseException:
+        if _STARTED is not None:
+            _STARTED.abort()
+        raise
+    if _STARTED is not None:
+        _STARTED.wait(timeout)
     return os.getpid()
 
 

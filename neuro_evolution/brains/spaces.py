@@ -19,15 +19,12 @@ from typing import Any, Literal
 import gymnasium as gym
 import numpy as np
 
+from neuro_evolution.errors import UnsupportedSpaceError
 from neuro_evolution.frozen import ReadOnlyRecord, frozen_dataclass
 
 
 def _empty() -> np.ndarray:
     return np.zeros(0)
-
-
-class UnsupportedSpaceError(ValueError):
-    """The environment's observation or action space cannot be mapped to a brain."""
 
 
 @frozen_dataclass(eq=False)

@@ -1,0 +1,106 @@
+"""Run the real ``train`` command with a fault injected from outside the package.
+
+``python tests/fault_injection.py [--pause-after G] [--crash-in-checkpoint G[:status]] -- ARGS``
+runs ``neuro_evolution.train.main(ARGS)`` in this process after wrapping two functions, so the
+checkpoint writer ships no test switches:
+
+- ``--pause-after G``: an after-generation hook, added after the checkpointer's, stops the process
+  (SIGSTOP) once generation G's bookkeeping is done, so a test can signal it at a known point;
+- ``--crash-in-checkpoint G``: writing the checkpoint of generation G leaves half of it in a
+  temporary file next to it and exits at once with :data:`CRASH_EXIT_CODE`, before anything is
+  replaced; ``G:status`` does the same to the status file that follows (the new checkpoint is
+  then complete but not yet listed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from neuro_evolution import checkpoint, train
+
+CRASH_EXIT_CODE = 86
+SCRIPT = Path(__file__).resolve()
+
+
+def command(args: list[str], pause_after: int | None = None, crash: str | None = None) -> list[str]:
+    """The argv of a train process with the given faults."""
+    faults = [] if pause_after is None else ["--pause-after", str(pause_after)]
+    faults += [] if crash is None else ["--crash-in-checkpoint", crash]
+    return [sys.executable, str(SCRIPT), *faults, "--", *args]
+
+
+def crash_mid_write(path: Path, data: bytes) -> None:
+    """Leave a half-written temporary file next to ``path`` and die at once (no cleanup)."""
+    handle, _ = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(handle, "wb") as file:
+        file.write(data[: len(data) // 2])
+        file.flush()
+        os.fsync(file.fileno())
+    os._exit(CRASH_EXIT_CODE)
+
+
+def inject_pause(generation: int) -> None:
+    """Stop the process after ``generation``'s checkpoint hook has run."""
+    install = train.install_checkpoints
+
+    def install_then_pause(experiment: Any, *args: Any, **kwargs: Any) -> Any:
+        checkpointer = install(experiment, *args, **kwargs)
+
+        def pause(experiment: Any) -> None:
+            if experiment.generation == generation:
+                os.kill(os.getpid(), signal.SIGSTOP)
+
+        experiment.after_generation.append(pause)
+        return checkpointer
+
+    train.install_checkpoints = install_then_pause
+
+
+def inject_crash(switch: str) -> None:
+    """Crash while writing checkpoint G (``G``) or the status file after it (``G:status``)."""
+    generation_text, _, where = switch.partition(":")
+    generation = int(generation_text)
+    if where == "status":
+        write_json: Callable[[Any, Any], None] = checkpoint.atomic_write_json
+
+        def crash_in_status(path: Any, data: Any) -> None:
+            if data.get("generation") == generation:
+                crash_mid_write(Path(path), json.dumps(data).encode())
+            write_json(path, data)
+
+        checkpoint.atomic_write_json = crash_in_status
+    else:
+        write_bytes = checkpoint.atomic_write_bytes
+
+        def crash_in_checkpoint(path: Any, data: bytes) -> None:
+            if Path(path).name == checkpoint.checkpoint_name(generation):
+                crash_mid_write(Path(path), data)
+            write_bytes(path, data)
+
+        checkpoint.atomic_write_bytes = crash_in_checkpoint
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pause-after", type=int)
+    parser.add_argument("--crash-in-checkpoint")
+    parser.add_argument("train_args", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    if args.pause_after is not None:
+        inject_pause(args.pause_after)
+    if args.crash_in_checkpoint is not None:
+        inject_crash(args.crash_in_checkpoint)
+    train_args = args.train_args[1:] if args.train_args[:1] == ["--"] else args.train_args
+    return train.main(train_args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
