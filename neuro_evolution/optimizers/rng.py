@@ -146,3 +146,39 @@ class NumpyLegacyRandomState:
         )
         np.random.RandomState().set_state(restored)  # validates before we adopt it
         self._state = restored
+
+
+class GeneratorState:
+    """A ``np.random.Generator`` (PCG64) owned by one optimizer; no global state is touched.
+
+    Optimizers written for this project draw from it directly (``owned.generator``); its state
+    round-trips as four uint64 words plus the cached 32-bit half (:meth:`to_state`).
+    """
+
+    def __init__(self, seed: int, purpose: int):
+        self.generator = np.random.Generator(np.random.PCG64(derived_seed(seed, purpose)))
+
+    def to_state(self, prefix: str) -> dict[str, Any]:
+        """``{prefix}_words`` ([state hi, state lo, inc hi, inc lo] uint64) and the uint32 cache."""
+        bits = self.generator.bit_generator.state
+        words = [
+            word
+            for value in (bits["state"]["state"], bits["state"]["inc"])
+            for word in (value >> 64, value & (2**64 - 1))
+        ]
+        return {
+            f"{prefix}_words": np.array(words, dtype=np.uint64),
+            f"{prefix}_has_uint32": int(bits["has_uint32"]),
+            f"{prefix}_uinteger": int(bits["uinteger"]),
+        }
+
+    def load_state(self, state: Mapping[str, Any], prefix: str) -> None:
+        """Restore what :meth:`to_state` returned (also after ``np.savez``/``np.load``)."""
+        words = [int(w) for w in state_array(state, f"{prefix}_words", np.uint64, (4,))]
+        restored = {
+            "bit_generator": "PCG64",
+            "state": {"state": (words[0] << 64) | words[1], "inc": (words[2] << 64) | words[3]},
+            "has_uint32": int(state_scalar(state, f"{prefix}_has_uint32")),
+            "uinteger": int(state_scalar(state, f"{prefix}_uinteger")),
+        }
+        self.generator.bit_generator.state = restored
