@@ -36,6 +36,7 @@ from neuro_evolution.atomic import atomic_write_bytes, atomic_write_json, load_n
 from neuro_evolution.config import config_to_dict
 from neuro_evolution.training_status import (
     STATUS_FILE,
+    ResumeError,
     run_config_hash,
     status_data,
 )
@@ -44,7 +45,12 @@ if TYPE_CHECKING:
     from neuro_evolution.experiment import Experiment
 
 CHECKPOINT_DIR = "checkpoints"
-CHECKPOINT_FORMAT_VERSION = 1
+CHECKPOINT_FORMAT_VERSION = 2
+# What changed in each format version, for the message that refuses an older checkpoint.
+FORMAT_CHANGES = {
+    2: "CMA_ES became the project's own CMA-ES (lazy eigendecomposition, new state and results); "
+    "runs validate and log held-out scores, and may normalize observations",
+}
 # experiment attributes with state()/load_state()
 STATE_PARTS = ("optimizer", "hall_of_fame", "novelty", "observation_statistics")
 REQUIRED_PARTS = ("optimizer", "hall_of_fame", "template")
@@ -146,8 +152,7 @@ def read_checkpoint(path: Path, sha256: str | None = None) -> Checkpoint:
     try:
         arrays = load_npz(io.BytesIO(data))
         meta = json.loads(str(arrays.pop(META_KEY)))
-        if meta["format_version"] != CHECKPOINT_FORMAT_VERSION:
-            raise CorruptCheckpoint(f"unknown checkpoint format_version {meta['format_version']}")
+        check_format_version(path, meta["format_version"])
         parts: dict[str, dict[str, Any]] = {
             part: dict(values) for part, values in meta["scalars"].items()
         }
@@ -166,10 +171,26 @@ def read_checkpoint(path: Path, sha256: str | None = None) -> Checkpoint:
             config_hash=str(meta["config_hash"]),
             parts=parts,
         )
-    except CorruptCheckpoint:
+    except (CorruptCheckpoint, ResumeError):
         raise
     except Exception as error:  # zip, npy, JSON and key errors all mean "unusable"
         raise CorruptCheckpoint(f"unreadable ({type(error).__name__}: {error})") from None
+
+
+def check_format_version(path: Path, version: Any) -> None:
+    """Refuse a checkpoint of an older format in one line saying what changed (a resume would
+    not continue the same run); an unknown or newer one is corrupt for this version."""
+    if isinstance(version, int) and 0 < version < CHECKPOINT_FORMAT_VERSION:
+        changes = "; ".join(
+            FORMAT_CHANGES[v] for v in range(version + 1, CHECKPOINT_FORMAT_VERSION + 1)
+        )
+        raise ResumeError(
+            f"{path}: checkpoint format_version {version} is older than this neuro_evolution's"
+            f" ({CHECKPOINT_FORMAT_VERSION}): {changes}; this run cannot be resumed, start it"
+            " again"
+        )
+    if version != CHECKPOINT_FORMAT_VERSION:
+        raise CorruptCheckpoint(f"unknown checkpoint format_version {version!r}")
 
 
 # --- writing ---------------------------------------------------------------------------------

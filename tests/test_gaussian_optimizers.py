@@ -166,7 +166,6 @@ def test_pgpe_asks_mirrored_pairs_around_the_center_with_the_initial_stdev() -> 
     ("section", "field"),
     [
         ({"type": "PGPE", "stdev_init": 0.1, "population_size": 7}, "population_size"),
-        ({"type": "PGPE"}, "stdev_init"),
         ({"type": "PGPE", "stdev_init": 0.1, "radius_init": 3.0}, "stdev_init"),
         ({"type": "PGPE", "stdev_init": 0.1, "stdev_max_change": 1.0}, "stdev_max_change"),
         ({"type": "PGPE", "stdev_init": 0.1, "center_update": "sgd"}, "center_update"),

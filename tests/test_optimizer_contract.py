@@ -55,6 +55,8 @@ CASES: dict[str, Case] = {
     ),
     # The paper's defaults. A separable distribution follows Rosenbrock's curved valley slowly.
     "SNES": Case({}, sphere=Budget(10, 200, 1e-6), rosenbrock=Budget(5, 3000, 1.0)),
+    # Measured: sphere ~7e-12 after 150 generations, Rosenbrock 0.003-0.005 after 2000 (seeds 1, 2).
+    "SEP_CMA_ES": Case({}, sphere=Budget(10, 150, 1e-6), rosenbrock=Budget(5, 2000, 0.05)),
 }
 
 NAMES = OPTIMIZERS.names()

@@ -1,4 +1,5 @@
-"""Behaviour of the MU_ES and CMA_ES optimizers: determinism, exact resume, owned randomness."""
+"""Behaviour of the MU_ES, CMA_ES and SEP_CMA_ES optimizers: determinism, exact resume, owned
+randomness."""
 
 from __future__ import annotations
 
@@ -51,6 +52,13 @@ CASES: dict[str, dict[str, Any]] = {
         "sigma": 0.3,
         "initial_centroid": 0.5,
         "weights": "linear",
+    },
+    "sep_cma_es_options": {
+        "type": "SEP_CMA_ES",
+        "population_size": 7,
+        "sigma": 0.3,
+        "initial_centroid": -0.5,
+        "weights": "equal",
     },
 }
 
@@ -349,7 +357,7 @@ def test_config_errors_name_the_field(section: dict[str, Any], field: str) -> No
 
 
 def test_cma_mu_above_the_default_population_size_is_refused_with_the_numbers() -> None:
-    """mu larger than deap's genome-size default population is refused when the optimizer is
+    """mu larger than the genome-size default population is refused when the optimizer is
     made, naming mu and the population size."""
     config = OPTIMIZERS.parse_config({"type": "CMA_ES", "mu": 50}, "optimizer")
     with pytest.raises(ValueError, match=r"mu: must be <= the population size \d+"):

@@ -57,6 +57,14 @@ class Optimizer(metaclass=FrozenABCMeta):
         """
         return None
 
+    @classmethod
+    def state_bytes(cls, config: Any, genome_size: int) -> int:
+        """Peak bytes this optimizer holds for ``genome_size`` genes (state and per-generation
+        temporaries), computed without allocating: start-up refuses a config that cannot fit."""
+        raise NotImplementedError(
+            f"{cls.__name__} does not declare state_bytes(config, genome_size)"
+        )
+
     @abstractmethod
     def state(self) -> OptimizerState:
         """Everything the next ``ask`` depends on, as arrays and scalars (no pickle)."""
@@ -71,6 +79,7 @@ def _load_builtin_optimizers() -> None:
     import neuro_evolution.optimizers.mu_plus_lambda  # noqa: F401
     import neuro_evolution.optimizers.openai_es  # noqa: F401
     import neuro_evolution.optimizers.pgpe  # noqa: F401
+    import neuro_evolution.optimizers.sep_cma_es  # noqa: F401
     import neuro_evolution.optimizers.snes  # noqa: F401
 
 
@@ -78,6 +87,14 @@ OPTIMIZERS: Registry[Optimizer] = Registry("optimizer", OptimizerConfig, _load_b
 
 
 def make_optimizer(config: OptimizerConfig, genome_size: int, seed: int) -> Optimizer:
-    """The optimizer of ``config``'s type for genomes of ``genome_size``."""
+    """The optimizer of ``config``'s type for genomes of ``genome_size``.
+
+    A config whose memory (:meth:`Optimizer.state_bytes`) exceeds what the machine has
+    available is refused with a one-line ConfigError on ``optimizer.type`` before anything is
+    allocated (see :func:`neuro_evolution.optimizers.cost.check_memory`).
+    """
+    from neuro_evolution.optimizers.cost import check_memory
+
     _, optimizer_cls = OPTIMIZERS.get(config.type_name())
+    check_memory(config, genome_size)
     return optimizer_cls(config, genome_size, seed)

@@ -34,9 +34,6 @@ from neuro_evolution.optimizers.rng import (
 from neuro_evolution.optimizers.shaping import checked_fitness
 from neuro_evolution.seeds import GENERATOR_PURPOSE
 
-# Purpose word of the distribution-sampling stream (rng.derived_seed); 0 and 1 are the
-# Python / legacy numpy streams of the DEAP-based optimizers.
-
 
 def center_init_option() -> Any:
     """``center_init``: the initial mean of every gene."""
@@ -161,6 +158,14 @@ class GaussianSearch(Optimizer):
         self._rng = owned_generator(seed, GENERATOR_PURPOSE)
         self._generation = 0
         self._noise: np.ndarray | None = None
+
+    @classmethod
+    def state_bytes(cls, config: Any, genome_size: int) -> int:
+        """Center, stdev, update-rule vectors and temporaries (at most 8 vectors of G) plus
+        three (P, G) arrays: the pending noise, the asked genomes and the gradient's products."""
+        population_for = getattr(config, "population_for", None)
+        population = population_for(genome_size) if population_for else config.population_size
+        return 8 * (8 * genome_size + 3 * population * genome_size)
 
     @abstractmethod
     def _sample(self, rng: np.random.Generator) -> np.ndarray:

@@ -193,6 +193,14 @@ class MuPlusLambda(Optimizer):
         self._asked_genomes: np.ndarray | None = None
         self._asked_strategies: np.ndarray | None = None
 
+    @classmethod
+    def state_bytes(cls, config: MuEsConfig, genome_size: int) -> int:
+        """Peak bytes: every individual of a generation (asked, parents, hall-of-fame extras)
+        as arrays and as DEAP's lists of Python floats (~40 bytes a gene), strategy included."""
+        strategy_size = genome_size if config.strategy_parameter_per_gene else 1
+        individuals = config.population_size + config.mu + config.extra_from_hof
+        return 40 * individuals * (genome_size + strategy_size)
+
     def ask(self) -> np.ndarray:
         """``population_size`` genomes; asking again before :meth:`tell` returns the same ones."""
         if self._asked_genomes is None:

@@ -32,6 +32,7 @@ from neuro_evolution.optimizers.shaping import FitnessShaping, shape_fitness
 NAME = "PGPE"
 
 _ADAM_DEFAULT_STEP = 0.01
+DEFAULT_STDEV_INIT = 0.1  # per gene, when neither stdev_init nor radius_init is set
 
 
 @config_class
@@ -43,12 +44,15 @@ class PgpeConfig(OptimizerConfig):
     )
     center_init: float = center_init_option()
     stdev_init: float | None = option(
-        None, doc="initial stdev of every gene (set exactly one of stdev_init, radius_init)", gt=0
+        None,
+        doc="initial stdev of every gene (set at most one of stdev_init, radius_init; neither: "
+        f"{DEFAULT_STDEV_INIT})",
+        gt=0,
     )
     radius_init: float | None = option(
         None,
         doc="initial stdev as a radius: every gene gets radius_init / sqrt(genome size)"
-        " (set exactly one of stdev_init, radius_init)",
+        " (set at most one of stdev_init, radius_init)",
         gt=0,
     )
     center_update: Literal["clipup", "adam"] = option(
@@ -75,10 +79,10 @@ class PgpeConfig(OptimizerConfig):
 
     def validate(self, path: str) -> None:
         check_even_population(self.population_size, path)
-        if (self.stdev_init is None) == (self.radius_init is None):
+        if self.stdev_init is not None and self.radius_init is not None:
             raise ConfigError(
                 join(path, "stdev_init"),
-                "set exactly one of stdev_init (per gene) or radius_init (whole genome), got "
+                "set at most one of stdev_init (per gene) or radius_init (whole genome), got "
                 f"stdev_init={self.stdev_init}, radius_init={self.radius_init}",
             )
 
@@ -90,10 +94,9 @@ class PgpeConfig(OptimizerConfig):
 
     def initial_stdev(self, genome_size: int) -> float:
         """Every gene's initial stdev."""
-        if self.stdev_init is not None:
-            return self.stdev_init
-        assert self.radius_init is not None  # validate() guarantees one of them
-        return self.radius_init / sqrt(genome_size)
+        if self.radius_init is not None:
+            return self.radius_init / sqrt(genome_size)
+        return self.stdev_init if self.stdev_init is not None else DEFAULT_STDEV_INIT
 
 
 def pgpe_gradients(
