@@ -41,6 +41,10 @@ class ResumeWarning(UserWarning):
     """Resuming is possible, but something differs from when the run was written."""
 
 
+class PerformanceWarning(UserWarning):
+    """The run works, but a part of it wastes time the user can save (one actionable line)."""
+
+
 # Errors a user can act on: the command lines print them as one line, exit code 2.
 USER_ERRORS: tuple[type[BaseException], ...] = (
     UserError,

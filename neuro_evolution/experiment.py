@@ -10,6 +10,7 @@ the log is identical whichever handler runs it.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import numpy as np
 from neuro_evolution.brains.base import BrainConfig, BrainTemplate, make_template
 from neuro_evolution.config import ExperimentConfig, config_to_dict
 from neuro_evolution.configtools import ConfigError
+from neuro_evolution.errors import PerformanceWarning
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EvaluationContext, EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers import handler_from_config
@@ -27,6 +29,7 @@ from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.normalization import ObservationScaler, ObservationStatistics
 from neuro_evolution.novelty import NoveltyArchive
 from neuro_evolution.optimizers.base import Optimizer, make_optimizer
+from neuro_evolution.optimizers.cost import optimizer_cost_warning
 from neuro_evolution.results import Candidate, LogRow, RunDirectory
 from neuro_evolution.seeds import generation_seeds, optimizer_seed, template_rng, validation_seeds
 from neuro_evolution.validation import ValidationScore
@@ -91,6 +94,7 @@ class Experiment:
         self._owns_handler = handler is None
         self.handler = handler if handler is not None else handler_from_config(config.evaluation)
         self._started = False
+        self._cost_checked = False
         self._clock_start = 0.0
         self.run_directory: RunDirectory | None = None
         if run_dir is not None:
@@ -159,6 +163,17 @@ class Experiment:
             self.hall_of_fame.scaler(0),
         )
 
+    def _warn_about_optimizer_cost(self, tell_seconds: float, evaluation_seconds: float) -> None:
+        """One PerformanceWarning when the optimizer's tell would dominate each generation."""
+        message = optimizer_cost_warning(
+            self.config.optimizer.type_name(),
+            self.template.genome_size,
+            tell_seconds,
+            evaluation_seconds,
+        )
+        if message is not None:
+            warnings.warn(message, PerformanceWarning, stacklevel=3)
+
     def validation_due(self) -> bool:
         """Whether the generation just completed is followed by a validation."""
         section = self.config.validation
@@ -221,10 +236,16 @@ class Experiment:
         self.start()
         genomes = self.optimizer.ask()
         scaler = self.observation_scaler()
+        started = time.perf_counter()
         results = self.evaluate(genomes, scaler)
+        evaluated = time.perf_counter()
         fitness = np.array([r.fitness for r in results], dtype=np.float64)
         self.hall_of_fame.update(genomes, fitness, self.generation, scaler)
+        told = time.perf_counter()
         self.optimizer.tell(self.selection_fitness(fitness, results), self.hall_of_fame)
+        if not self._cost_checked:  # the first generation of this session measures the cost
+            self._cost_checked = True
+            self._warn_about_optimizer_cost(time.perf_counter() - told, evaluated - started)
         if self.observation_statistics is not None:
             self.observation_statistics.merge([r.observation_stats for r in results])
         env_steps = int(sum(r.steps for r in results))

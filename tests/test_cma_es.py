@@ -345,3 +345,40 @@ def test_resume_refuses_a_checkpoint_of_the_old_format_in_one_line(tmp_path: Pat
     assert err.count("\n") == 1, err
     assert "checkpoint format_version 1 is older" in err
     assert "CMA_ES became the project's own CMA-ES" in err and "start it again" in err
+
+
+def test_a_run_measures_its_first_generation_and_warns_once(monkeypatch) -> None:
+    """The training loop hands the first generation's measured tell and evaluation seconds to
+    optimizer_cost_warning once per session and emits its line as one PerformanceWarning."""
+    import warnings
+
+    import neuro_evolution.experiment as experiment_module
+    from neuro_evolution.config import parse_config
+    from neuro_evolution.errors import PerformanceWarning
+    from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+
+    calls = []
+
+    def fake_warning(name, genome_size, tell_seconds, evaluation_seconds):
+        calls.append((name, genome_size, tell_seconds, evaluation_seconds))
+        return "optimizer.type: slow"
+
+    monkeypatch.setattr(experiment_module, "optimizer_cost_warning", fake_warning)
+    config = {
+        "environment": {"id": "CartPole-v1"},
+        "number_generations": 3,
+        "optimizer": {"type": "CMA_ES", "population_size": 4},
+        "brain": {"type": "FFNN", "hidden_layers": [3]},
+        "validation": None,
+    }
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = experiment_module.Experiment(parse_config(config), handler=SequentialHandler())
+        run.run()
+    assert len(calls) == 1
+    name, genome_size, tell_seconds, evaluation_seconds = calls[0]
+    assert (name, genome_size) == ("CMA_ES", run.template.genome_size)
+    assert tell_seconds > 0 and evaluation_seconds > 0
+    assert [str(w.message) for w in caught if w.category is PerformanceWarning] == [
+        "optimizer.type: slow"
+    ]
