@@ -51,6 +51,18 @@ def build_template(config: ExperimentConfig) -> BrainTemplate:
     return template_for_env(config.environment, config.brain, template_rng(config.random_seed))
 
 
+def _validated(row: dict[str, Any]) -> dict[str, Any]:
+    """A validated log row as the summary reports it (generation counted from 1)."""
+    return {
+        "generation": row["generation"] + 1,
+        "mean": row["validation_mean"],
+        "std": row["validation_std"],
+        "min": row["validation_min"],
+        "wall_time": row["wall_time"],
+        "env_steps": row["env_steps_total"],
+    }
+
+
 class Experiment:
     """One training run. Checks everything it can at construction (dry run included)."""
 
@@ -325,24 +337,10 @@ class Experiment:
             "env_steps": int(sum(row["env_steps"] for row in self.log)),
             "wall_time": self.wall_time if self._started else self.elapsed_before,
             "run_dir": str(self.run_directory.path) if self.run_directory else None,
-            "validation": None
-            if last is None
-            else {
-                "generation": last["generation"] + 1,
-                "mean": last["validation_mean"],
-                "std": last["validation_std"],
-                "min": last["validation_min"],
-                "episodes": section.episodes if section else 0,
-            },
+            "validation": None if last is None else _validated(last),
+            "episodes": section.episodes if section else 0,
             "target": section.target if section else None,
-            "solved": None
-            if solved is None
-            else {
-                "generation": solved["generation"] + 1,
-                "wall_time": solved["wall_time"],
-                "env_steps": solved["env_steps_total"],
-                "mean": solved["validation_mean"],
-            },
+            "solved": None if solved is None else _validated(solved),
         }
 
     def close(self) -> None:

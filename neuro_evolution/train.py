@@ -192,7 +192,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     else:
         lines.append(
             f"validation: mean {validation['mean']:.6g} ± {validation['std']:.3g} (min "
-            f"{validation['min']:.6g}) over {validation['episodes']} held-out episodes after "
+            f"{validation['min']:.6g}) over {summary['episodes']} held-out episodes after "
             f"generation {validation['generation']}"
         )
     target, solved = summary.get("target"), summary.get("solved")

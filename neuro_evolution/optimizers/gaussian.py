@@ -21,9 +21,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from neuro_evolution.configtools import ConfigError, join, option
+from neuro_evolution.configtools import ConfigError, config_class, join, option
 from neuro_evolution.hall_of_fame import HallOfFame
-from neuro_evolution.optimizers.base import Optimizer, OptimizerState
+from neuro_evolution.optimizers.base import Optimizer, OptimizerConfig, OptimizerState
 from neuro_evolution.optimizers.rng import (
     generator_load_state,
     generator_to_state,
@@ -31,7 +31,7 @@ from neuro_evolution.optimizers.rng import (
     state_array,
     state_scalar,
 )
-from neuro_evolution.optimizers.shaping import checked_fitness
+from neuro_evolution.optimizers.shaping import FitnessShaping, checked_fitness
 from neuro_evolution.seeds import GENERATOR_PURPOSE
 
 
@@ -63,6 +63,32 @@ def check_even_population(size: int, path: str) -> None:
             f"must be even (mirrored pairs center + noise, center - noise), got {size};"
             f" use {size + 1} or {size - 1}",
         )
+
+
+@config_class
+class MirroredSearchConfig(OptimizerConfig):
+    """Options shared by the optimizers that sample mirrored pairs, shape fitness by rank and
+    can step with Adam (PGPE, OPENAI_ES); each adds its own after these."""
+
+    population_size: int = option(
+        100,
+        doc="genomes per generation; even (mirrored pairs center + noise, center - noise)",
+        ge=2,
+    )
+    center_init: float = center_init_option()
+    fitness_shaping: FitnessShaping = option(
+        "centered_ranks", doc="none or centered_ranks (rank-based, ignores the reward scale)"
+    )
+    adam_beta1: float = adam_beta1_option()
+    adam_beta2: float = adam_beta2_option()
+    adam_epsilon: float = adam_epsilon_option()
+
+    def validate(self, path: str) -> None:
+        check_even_population(self.population_size, path)
+
+    def adam(self, genome_size: int, step_size: float) -> Adam:
+        """An Adam center update with this config's betas and epsilon."""
+        return Adam(genome_size, step_size, self.adam_beta1, self.adam_beta2, self.adam_epsilon)
 
 
 def mirrored_normal(rng: np.random.Generator, count: int, genome_size: int) -> np.ndarray:
@@ -232,3 +258,10 @@ class GaussianSearch(Optimizer):
         self.mean, self.stdev = mean, stdev
         self._generation = int(state_scalar(state, "generation"))
         self._noise = noise if has_asked else None
+
+
+class MirroredSearch(GaussianSearch):
+    """A GaussianSearch that asks mirrored pairs (PGPE, OPENAI_ES)."""
+
+    def _sample(self, rng: np.random.Generator) -> np.ndarray:
+        return mirrored_normal(rng, self.population_size, self.genome_size)

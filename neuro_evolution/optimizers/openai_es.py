@@ -14,44 +14,25 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.configtools import config_class, option
-from neuro_evolution.optimizers.base import OPTIMIZERS, OptimizerConfig
+from neuro_evolution.optimizers.base import OPTIMIZERS
 from neuro_evolution.optimizers.gaussian import (
-    Adam,
-    GaussianSearch,
-    adam_beta1_option,
-    adam_beta2_option,
-    adam_epsilon_option,
-    center_init_option,
-    check_even_population,
-    mirrored_normal,
+    MirroredSearch,
+    MirroredSearchConfig,
 )
-from neuro_evolution.optimizers.shaping import FitnessShaping, shape_fitness
+from neuro_evolution.optimizers.shaping import shape_fitness
 
 NAME = "OPENAI_ES"
 
 
 @config_class
-class OpenAiEsConfig(OptimizerConfig):
+class OpenAiEsConfig(MirroredSearchConfig):
     """Options of the ``OPENAI_ES`` optimizer (antithetic sampling, Adam, weight decay)."""
 
-    population_size: int = option(
-        100, doc="genomes per generation; even (antithetic pairs center +- sigma * noise)", ge=2
-    )
-    center_init: float = center_init_option()
     sigma: float = option(0.1, doc="fixed stdev of the search distribution (every gene)", gt=0)
     learning_rate: float = option(0.01, doc="Adam step size of the center update", gt=0)
     weight_decay: float = option(
         0.005, doc="L2 coefficient: the center's gradient gets -weight_decay * center", ge=0
     )
-    fitness_shaping: FitnessShaping = option(
-        "centered_ranks", doc="none or centered_ranks (rank-based, ignores the reward scale)"
-    )
-    adam_beta1: float = adam_beta1_option()
-    adam_beta2: float = adam_beta2_option()
-    adam_epsilon: float = adam_epsilon_option()
-
-    def validate(self, path: str) -> None:
-        check_even_population(self.population_size, path)
 
 
 def openai_es_gradient(
@@ -67,7 +48,7 @@ def openai_es_gradient(
 
 
 @OPTIMIZERS.register(NAME, config=OpenAiEsConfig)
-class OpenAiEs(GaussianSearch):
+class OpenAiEs(MirroredSearch):
     """OpenAI-ES over float64 genomes; ``ask`` returns antithetic pairs (rows 2i and 2i+1)."""
 
     NAME = NAME
@@ -75,16 +56,7 @@ class OpenAiEs(GaussianSearch):
     def __init__(self, config: OpenAiEsConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed, config.population_size)
         self.stdev = np.full(genome_size, config.sigma)
-        self._adam = Adam(
-            genome_size,
-            config.learning_rate,
-            config.adam_beta1,
-            config.adam_beta2,
-            config.adam_epsilon,
-        )
-
-    def _sample(self, rng: np.random.Generator) -> np.ndarray:
-        return mirrored_normal(rng, self.population_size, self.genome_size)
+        self._adam = config.adam(genome_size, config.learning_rate)
 
     def _update(self, noise: np.ndarray, fitness: np.ndarray) -> None:
         shaped = shape_fitness(self.config.fitness_shaping, fitness)

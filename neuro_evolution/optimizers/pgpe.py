@@ -15,19 +15,14 @@ from typing import Any, Literal
 import numpy as np
 
 from neuro_evolution.configtools import ConfigError, config_class, join, option
-from neuro_evolution.optimizers.base import OPTIMIZERS, OptimizerConfig
+from neuro_evolution.optimizers.base import OPTIMIZERS
 from neuro_evolution.optimizers.gaussian import (
     Adam,
     ClipUp,
-    GaussianSearch,
-    adam_beta1_option,
-    adam_beta2_option,
-    adam_epsilon_option,
-    center_init_option,
-    check_even_population,
-    mirrored_normal,
+    MirroredSearch,
+    MirroredSearchConfig,
 )
-from neuro_evolution.optimizers.shaping import FitnessShaping, shape_fitness
+from neuro_evolution.optimizers.shaping import shape_fitness
 
 NAME = "PGPE"
 
@@ -36,13 +31,9 @@ DEFAULT_STDEV_INIT = 0.1  # per gene, when neither stdev_init nor radius_init is
 
 
 @config_class
-class PgpeConfig(OptimizerConfig):
+class PgpeConfig(MirroredSearchConfig):
     """Options of the ``PGPE`` optimizer (symmetric sampling, ClipUp or Adam center update)."""
 
-    population_size: int = option(
-        100, doc="genomes per generation; even (pairs center + noise, center - noise)", ge=2
-    )
-    center_init: float = center_init_option()
     stdev_init: float | None = option(
         None,
         doc="initial stdev of every gene (set at most one of stdev_init, radius_init; neither: "
@@ -70,15 +61,9 @@ class PgpeConfig(OptimizerConfig):
     stdev_max_change: float = option(
         0.2, doc="largest relative change of each gene's stdev per generation", gt=0, lt=1
     )
-    fitness_shaping: FitnessShaping = option(
-        "centered_ranks", doc="none or centered_ranks (rank-based, ignores the reward scale)"
-    )
-    adam_beta1: float = adam_beta1_option()
-    adam_beta2: float = adam_beta2_option()
-    adam_epsilon: float = adam_epsilon_option()
 
     def validate(self, path: str) -> None:
-        check_even_population(self.population_size, path)
+        MirroredSearchConfig.validate(self, path)  # (zero-argument super fails with slots)
         if self.stdev_init is not None and self.radius_init is not None:
             raise ConfigError(
                 join(path, "stdev_init"),
@@ -121,7 +106,7 @@ def pgpe_gradients(
 
 
 @OPTIMIZERS.register(NAME, config=PgpeConfig)
-class Pgpe(GaussianSearch):
+class Pgpe(MirroredSearch):
     """PGPE over float64 genomes; ``ask`` returns mirrored pairs (rows 2i and 2i+1)."""
 
     NAME = NAME
@@ -133,16 +118,7 @@ class Pgpe(GaussianSearch):
         if config.center_update == "clipup":
             self._step = ClipUp(genome_size, config.step_size(), config.momentum, config.max_speed)
         else:
-            self._step = Adam(
-                genome_size,
-                config.step_size(),
-                config.adam_beta1,
-                config.adam_beta2,
-                config.adam_epsilon,
-            )
-
-    def _sample(self, rng: np.random.Generator) -> np.ndarray:
-        return mirrored_normal(rng, self.population_size, self.genome_size)
+            self._step = config.adam(genome_size, config.step_size())
 
     def _update(self, noise: np.ndarray, fitness: np.ndarray) -> None:
         config = self.config
