@@ -96,7 +96,7 @@ def test_killed_worker_is_replaced_and_its_chunk_recomputed_identically(start_me
         thread.join()
         assert kill["in_flight"], "the worker was not killed during the generation"
         assert results == reference
-        lines = capsys.readouterr().err.splitlines()
+        lines = capsys.readouterr().out.splitlines()
         assert len(lines) == 1, lines
         assert f"mp: worker pid {victim} died (exit code -9, killed by SIGKILL) while " in lines[0]
         assert "recomputes the" in lines[0]
@@ -140,7 +140,7 @@ def test_a_genome_that_kills_every_worker_fails_naming_its_index_and_seed(vector
             assert (
                 f"genome {poison} (seed {seed}) killed its worker process {MAX_DEATHS} " in message
             )
-        lines = capsys.readouterr().err.splitlines()
+        lines = capsys.readouterr().out.splitlines()
         assert len(lines) == MAX_DEATHS - 1, lines
         with pytest.raises(RuntimeError, match="killed its worker"):
             handler.batch_evaluate(setup.genomes[:2], setup.seeds[:2])

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.console import notice
+from neuro_evolution.console import info
 from neuro_evolution.errors import ConfigError
 from neuro_evolution.evaluation.episode import (
     TRAINING,
@@ -214,7 +214,7 @@ class MultiprocessingHandler(EvaluationHandler):
             raise RuntimeError(self._broken)
         self._start_pool()
         died = "; ".join(lines) or "a worker died (pid unknown)"
-        notice(f"mp: {died}; a new pool recomputes the {unfinished} unfinished chunks")
+        info(f"mp: {died}; a new pool recomputes the {unfinished} unfinished chunks")
 
     def _noted_genomes(self) -> dict[int, int]:
         """pid -> the genome index noted in its progress slot (see ``worker.evaluate_chunk``)."""

@@ -103,6 +103,13 @@ class EvaluationConfig(ConfigBase):
         "null: start a LocalCluster",
     )
     vectorize: bool = option(False, doc="mp/dask workers evaluate their chunks vectorized")
+    reconnect_seconds: float = option(
+        30.0,
+        doc="dask with a scheduler: how long a generation waits for a lost scheduler to answer "
+        "at the same address again (then it is recomputed); after that the generation fails "
+        "and the last completed one is checkpointed. 0: fail at once",
+        ge=0,
+    )
 
     def validate(self, path: str) -> None:
         names = handler_names()
