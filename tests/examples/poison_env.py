@@ -21,3 +21,18 @@ class PoisonCartPole(CartPoleEnv):
         if seed is not None and seed == self.die_on_seed:
             os.kill(os.getpid(), signal.SIGKILL)
         return super().reset(seed=seed, options=options)
+
+
+class RaisingCartPole(CartPoleEnv):
+    """CartPole whose second ``reset`` raises, as an env with a bug does: the start-up dry run
+    (one reset of its own env) passes, the first generation fails."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.resets = 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> Any:
+        self.resets += 1
+        if self.resets > 1:
+            raise ValueError("RaisingCartPole.reset: a bug in the env")
+        return super().reset(seed=seed, options=options)

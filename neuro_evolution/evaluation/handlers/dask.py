@@ -150,6 +150,9 @@ class DaskHandler(EvaluationHandler):
         self._plugin_name: str | None = None
         self._plugin: EvaluationPlugin | None = None
         self._losses: dask_recovery.WorkerLosses | None = None
+        self._quiet_when_lost = dask_recovery.LossNoiseFilter(
+            lambda: self._client is None or dask_recovery.scheduler_lost(self._client)
+        )
 
     @classmethod
     def from_config(cls, section: EvaluationConfig) -> DaskHandler:
@@ -171,6 +174,7 @@ class DaskHandler(EvaluationHandler):
         if self._client is None:
             self._client = self._connect()
             self._losses = dask_recovery.WorkerLosses(self._client)
+            self._quiet_when_lost.attach()
         self._unregister_plugin()
         self._plugin = EvaluationPlugin(template, spec, self.vectorize)
         self._register_plugin()
@@ -320,6 +324,7 @@ class DaskHandler(EvaluationHandler):
         """Remove this run's plugin (closing worker envs), close the client and our cluster."""
         client, cluster = self._client, self._cluster
         self._client = self._cluster = self._losses = None
+        self._quiet_when_lost.detach()
         if client is not None:
             if cluster is None:  # an external cluster outlives us: free the envs on its workers
                 self._unregister_plugin(client)

@@ -64,6 +64,38 @@ def distributed_logs_silenced() -> Iterator[None]:
             logger.setLevel(level)
 
 
+NOISY_LOGGERS = (
+    "distributed.client",
+    "distributed.utils",
+    "distributed.core",
+    "distributed.comm",
+    "distributed.comm.tcp",
+)
+
+
+class LossNoiseFilter(logging.Filter):
+    """Drops ``distributed``'s records about a lost scheduler while ``lost()`` is true: the
+    client's own reconnect attempts log errors ("Failed to reconnect to scheduler after 30 s",
+    cancelled comms) that the handler's one line replaces."""
+
+    def __init__(self, lost: Callable[[], bool]) -> None:
+        super().__init__()
+        self.lost = lost
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not self.lost()
+
+    def attach(self) -> None:
+        """Filter the client's noisy loggers from now on."""
+        for name in NOISY_LOGGERS:
+            logging.getLogger(name).addFilter(self)
+
+    def detach(self) -> None:
+        """Stop filtering."""
+        for name in NOISY_LOGGERS:
+            logging.getLogger(name).removeFilter(self)
+
+
 def close_quickly(client: Client) -> None:
     """Close a client whose scheduler may be gone, without waiting for it (errors ignored)."""
     with contextlib.suppress(Exception), distributed_logs_silenced():
