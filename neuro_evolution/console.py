@@ -9,7 +9,25 @@ the user should read. Errors are the command lines' business (``program: error: 
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import TextIO
+
+# Third-party warnings nobody using this package can act on, ignored where they are raised.
+KNOWN_NOISE: tuple[tuple[str, type[Warning]], ...] = (
+    # Box2D's SWIG bindings, on import (LunarLander, BipedalWalker), Python >= 3.12 and 3.11 -X dev
+    (r"builtin type (SwigPyPacked|SwigPyObject|swigvarlink) has no __module__", DeprecationWarning),
+)
+
+
+def ignore_known_noise() -> None:
+    """Add the filters of :data:`KNOWN_NOISE` (again: ``catch_warnings`` blocks reset them)."""
+    for message, category in KNOWN_NOISE:
+        warnings.filterwarnings("ignore", message=message, category=category)
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 episode``, ``2 episodes``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def info(line: str) -> None:
@@ -17,9 +35,9 @@ def info(line: str) -> None:
     _write(line, sys.stdout)
 
 
-def warning(line: str) -> None:
-    """Print ``warning: line`` on stderr: something the user should know, nothing failed."""
-    _write(f"warning: {line}", sys.stderr)
+def warning(line: str, program: str = "neuro_evolution") -> None:
+    """Print ``program: warning: line`` on stderr: something to know, nothing failed."""
+    _write(f"{program}: warning: {line}", sys.stderr)
 
 
 def _write(line: str, stream: TextIO) -> None:

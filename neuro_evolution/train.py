@@ -38,6 +38,7 @@ from neuro_evolution.atomic import atomic_write_text
 from neuro_evolution.checkpoint import TrainingStopped, checkpointer_of, install_checkpoints
 from neuro_evolution.cli import EXIT_FAILED, ArgumentParser, error_line, first_line, run_cli
 from neuro_evolution.config import ExperimentConfig, load_config
+from neuro_evolution.console import ignore_known_noise, plural
 from neuro_evolution.errors import ConfigError, HandlerStartError, UserError
 from neuro_evolution.evaluation.handlers.options import START_METHODS, handler_names, option_path
 from neuro_evolution.experiment import Experiment
@@ -176,6 +177,7 @@ def one_line_warnings() -> Iterator[None]:
     """Print every warning raised inside the block as one ``PROGRAM: warning: ...`` line."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
+        ignore_known_noise()
         try:
             yield
         finally:
@@ -222,7 +224,8 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     else:
         lines.append(
             f"validation: mean {validation['mean']:.6g} ± {validation['std']:.3g} (min "
-            f"{validation['min']:.6g}) over {validation['episodes']} held-out episodes after "
+            f"{validation['min']:.6g}) over {plural(validation['episodes'], 'held-out episode')} "
+            "after "
             f"generation {validation['generation']}"
         )
     target, solved = summary.get("target"), summary.get("solved")

@@ -170,7 +170,7 @@ class DaskHandler(EvaluationHandler):
         Calling ``start`` again keeps the cluster and replaces the plugin (new template/spec).
         """
         if self.vectorize:
-            worker_side.vectorized_state_class()  # fail here, not on every worker
+            worker_side.check_vectorize(template, spec)  # fail or warn here, not on every worker
         if self._client is None:
             self._client = self._connect()
             self._losses = dask_recovery.WorkerLosses(self._client)

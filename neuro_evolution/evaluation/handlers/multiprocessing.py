@@ -107,7 +107,7 @@ class MultiprocessingHandler(EvaluationHandler):
         """
         self.close()
         if self.vectorize:
-            worker.vectorized_state_class()  # fail here, not in every worker
+            worker.check_vectorize(template, spec)  # fail or warn here, not in every worker
         self._setup = (template, spec)
         self._start_pool()
 

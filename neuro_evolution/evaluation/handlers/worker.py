@@ -52,8 +52,19 @@ def make_worker_state(template: BrainTemplate, spec: RunnerSpec, vectorize: bool
     """The long-lived state of one worker: env made once, one brain (or batch brain) reused."""
     spec.import_modules()
     if vectorize:
-        return vectorized_state_class()(template, spec)
+        return vectorized_state_class()(template, spec, announce=False)
     return WorkerState(template, spec)
+
+
+def check_vectorize(template: BrainTemplate, spec: RunnerSpec) -> None:
+    """In the process that starts the workers: fail now if lockstep evaluation is missing, and
+    print the one warning of a fallback (the workers themselves stay silent)."""
+    vectorized_state_class()
+    from neuro_evolution.evaluation.handlers.vectorized import fallback_reason, warn_about_fallback
+
+    reason = fallback_reason(template, spec)
+    if reason:
+        warn_about_fallback(reason)
 
 
 # --- multiprocessing worker processes -------------------------------------------------------
