@@ -90,6 +90,8 @@ def check_run_directory(run_dir: Path) -> list[str]:
             assert list(csv.DictReader(io.StringIO(check_text(path)))), path.name
         elif suffix == ".png":
             check_png(path)
+        elif path.name == "failure.txt":  # the traceback of a failed generation
+            check_text(path)
         else:
             raise AssertionError(f"{path.relative_to(run_dir)}: unexpected file in a run directory")
         names.append(str(path.relative_to(run_dir)))
