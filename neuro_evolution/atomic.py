@@ -1,6 +1,9 @@
 """Atomic file writes: write a temporary file in the same directory, fsync, then ``os.replace``.
 
 A crash at any moment leaves either the old file or the new one, never a half-written file.
+The temporary file is created with mode 0o666 filtered by the process umask (as ``open()``
+does), not ``tempfile.mkstemp``'s 0o600: the replaced file keeps the temporary file's mode, and
+a colleague on a shared file system must be able to read a run's results under umask 022.
 """
 
 from __future__ import annotations
@@ -8,7 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
-import tempfile
+import secrets
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -19,7 +22,7 @@ import numpy as np
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` atomically (and durably: the data is fsynced first)."""
     path = Path(path)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    handle, temporary = _create_temporary(path)
     try:
         with os.fdopen(handle, "wb") as file:
             file.write(data)
@@ -27,8 +30,23 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             os.fsync(file.fileno())
         os.replace(temporary, path)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
+
+
+def _create_temporary(path: Path) -> tuple[int, Path]:
+    """A new, exclusively created ``.NAME.RANDOM.tmp`` next to ``path``: (fd, its path).
+
+    The kernel applies the umask (and a directory's default ACL) to mode 0o666 at creation, so
+    no umask has to be read (reading it means setting it, which races with other threads).
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        temporary = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(temporary, flags, 0o666), temporary
+        except FileExistsError:  # a name collision: draw another
+            continue
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

@@ -22,6 +22,7 @@ outside (``tests/fault_injection.py``).
 
 from __future__ import annotations
 
+import copy as copy_module
 import dataclasses
 import hashlib
 import io
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from neuro_evolution.atomic import atomic_write_bytes, atomic_write_json, load_npz, npz_bytes
-from neuro_evolution.config import config_to_dict
+from neuro_evolution.config import ExperimentConfig, config_to_dict
 from neuro_evolution.training_status import (
     STATUS_FILE,
     ResumeError,
@@ -121,24 +122,48 @@ def experiment_parts(experiment: Experiment) -> dict[str, dict[str, Any]]:
     return parts
 
 
-def encode_checkpoint(experiment: Experiment, wall_time: float) -> bytes:
-    """The bytes of a checkpoint of ``experiment`` as it is now (between generations)."""
+@dataclasses.dataclass(frozen=True)
+class BoundaryState:
+    """What a checkpoint of one generation boundary holds, before it is encoded."""
+
+    generation: int
+    wall_time: float
+    log: list[dict[str, Any]]
+    parts: dict[str, dict[str, Any]]
+
+
+def boundary_state(experiment: Experiment, wall_time: float, copy: bool = False) -> BoundaryState:
+    """``experiment``'s state now (between generations); ``copy``: deep copies, so that the next
+    generation (``ask`` mutates optimizer state in place) cannot change what was captured."""
+    parts = experiment_parts(experiment)
+    if copy:  # the template never changes during a run: no need to copy its arrays
+        parts = {k: v if k == "template" else copy_module.deepcopy(v) for k, v in parts.items()}
+    return BoundaryState(experiment.generation, wall_time, list(experiment.log), parts)
+
+
+def encode_state(config: ExperimentConfig, state: BoundaryState) -> bytes:
+    """The bytes of the checkpoint of ``state`` for a run of ``config``."""
     arrays: dict[str, np.ndarray] = {}
     scalars: dict[str, dict[str, Any]] = {}
-    for part, state in experiment_parts(experiment).items():
-        part_arrays, scalars[part] = _split_state(part, state)
+    for part, part_state in state.parts.items():
+        part_arrays, scalars[part] = _split_state(part, part_state)
         arrays.update(part_arrays)
     meta = {
         "format_version": CHECKPOINT_FORMAT_VERSION,
-        "generation": experiment.generation,
-        "wall_time": wall_time,
-        "config_hash": run_config_hash(experiment.config),
-        "config": config_to_dict(experiment.config),
+        "generation": state.generation,
+        "wall_time": state.wall_time,
+        "config_hash": run_config_hash(config),
+        "config": config_to_dict(config),
         "scalars": scalars,
-        "log": experiment.log,
+        "log": state.log,
     }
     arrays[META_KEY] = np.array(json.dumps(meta))
     return npz_bytes(arrays)
+
+
+def encode_checkpoint(experiment: Experiment, wall_time: float) -> bytes:
+    """The bytes of a checkpoint of ``experiment`` as it is now (between generations)."""
+    return encode_state(experiment.config, boundary_state(experiment, wall_time))
 
 
 def read_checkpoint(path: Path, sha256: str | None = None) -> Checkpoint:
@@ -200,6 +225,10 @@ class Checkpointer:
     ``checkpoints`` are the entries already listed in the status file (when resuming).
     ``should_stop`` is polled after every generation; when true a checkpoint is written and
     :class:`TrainingStopped` raised, which ends ``Experiment.run`` at a generation boundary.
+
+    After a generation that is not checkpointed, the hook keeps a copy of the state at that
+    boundary in memory, so that :meth:`save_completed` can write it when the next generation
+    fails: a failed generation never loses a completed one.
     """
 
     def __init__(
@@ -210,26 +239,44 @@ class Checkpointer:
     ):
         if experiment.run_directory is None:
             raise ValueError("checkpoints need a run directory: attach one first")
+        self.config = experiment.config
         self.run_dir = experiment.run_directory.path
         self.directory = self.run_dir / CHECKPOINT_DIR
         self.every = experiment.config.checkpoint.every_generations
         self.keep = experiment.config.checkpoint.keep
         self.entries: list[dict[str, Any]] = list(checkpoints or [])
         self.should_stop = should_stop or (lambda: False)
+        self._unsaved: BoundaryState | None = None  # the last boundary, when not on disk
 
     def __call__(self, experiment: Experiment) -> None:
         stop = self.should_stop()
         if stop or experiment.done or experiment.generation % self.every == 0:
             self.write(experiment)
+        else:
+            self._unsaved = boundary_state(experiment, experiment.wall_time, copy=True)
         if stop and not experiment.done:  # a finished run ends normally
             raise TrainingStopped(experiment.generation, self.run_dir / self.entries[-1]["file"])
 
     def write(self, experiment: Experiment) -> Path:
         """Write the checkpoint of the current generation, then the status, then prune."""
+        return self._write(boundary_state(experiment, experiment.wall_time))
+
+    def save_completed(self) -> Path | None:
+        """The checkpoint of the last completed generation, written now if it was not yet
+        (call it when a generation failed); None when no generation was ever completed."""
+        if self._unsaved is not None:
+            self._write(self._unsaved)
+        return self.latest
+
+    @property
+    def latest(self) -> Path | None:
+        """The newest checkpoint file listed in the status file, if any."""
+        return self.run_dir / self.entries[-1]["file"] if self.entries else None
+
+    def _write(self, state: BoundaryState) -> Path:
         self.directory.mkdir(exist_ok=True)
-        generation = experiment.generation
-        wall_time = experiment.wall_time
-        data = encode_checkpoint(experiment, wall_time)
+        generation = state.generation
+        data = encode_state(self.config, state)
         path = self.directory / checkpoint_name(generation)
         atomic_write_bytes(path, data)
         entry = {
@@ -237,14 +284,15 @@ class Checkpointer:
             "generation": generation,
             "sha256": hashlib.sha256(data).hexdigest(),
             "bytes": len(data),
-            "wall_time": wall_time,
+            "wall_time": state.wall_time,
         }
         kept = [e for e in self.entries if e.get("generation") != generation] + [entry]
         kept.sort(key=lambda e: e["generation"])
         self.entries = kept[-self.keep :]
-        status = status_data(experiment.config, generation, wall_time, self.entries)
+        status = status_data(self.config, generation, state.wall_time, self.entries)
         atomic_write_json(self.run_dir / STATUS_FILE, status)
         self.prune()
+        self._unsaved = None
         return path
 
     def prune(self) -> None:
@@ -253,6 +301,14 @@ class Checkpointer:
         for path in self.directory.glob("gen-*.npz"):
             if path.name not in listed:
                 path.unlink(missing_ok=True)
+
+
+def checkpointer_of(experiment: Experiment) -> Checkpointer | None:
+    """The :class:`Checkpointer` installed on ``experiment`` (None without checkpoints)."""
+    for hook in experiment.after_generation:
+        if isinstance(hook, Checkpointer):
+            return hook
+    return None
 
 
 def install_checkpoints(

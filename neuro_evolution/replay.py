@@ -5,8 +5,9 @@ Rebuilds the template and a brain from the run directory alone (``config.json`` 
 nothing is regenerated) and prints the return of each episode. By default it replays the genome
 the run stands behind (``candidate.npz``: the distribution center, or the hall of fame's best);
 ``--rank N`` replays hall-of-fame entry N instead. ``--validation`` runs the run's held-out
-validation episodes and reproduces its last validated score. ``--render`` opens a window;
-``--video DIR`` records MP4s (needs the ``video`` extra).
+validation episodes and reproduces its last validated score. ``--render`` opens a window (a
+``warning:`` line, and no window, where there is no display); ``--video DIR`` records MP4s
+(needs the ``video`` extra), off-screen, and says where they went.
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.cli import run_cli
+from neuro_evolution.cli import ArgumentParser, run_cli
 from neuro_evolution.config import ExperimentConfig, parse_config
+from neuro_evolution.console import plural, warning
 from neuro_evolution.errors import UserError
 from neuro_evolution.evaluation.episode import EpisodeRunner, RunnerSpec, replace_runner_config
 from neuro_evolution.normalization import ObservationScaler
@@ -39,9 +42,7 @@ PROGRAM = "neuro_evolution.replay"
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``replay`` argument parser."""
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {PROGRAM}", description="Replay the best brain of a training run."
-    )
+    parser = ArgumentParser(PROGRAM, description="Replay the best brain of a training run.")
     parser.add_argument("run_dir", type=Path, help="a run directory written by train")
     parser.add_argument(
         "--episodes", type=int, help="episodes to run (default 5; with --validation: the run's)"
@@ -82,7 +83,8 @@ def choose_genome(
         candidate, template = load_candidate(run_dir / CANDIDATE_FILE)
         score = candidate.score
         validated = (
-            f", validation mean {score.mean:.6g} over {len(score.returns)} held-out episodes"
+            f", validation mean {score.mean:.6g} over "
+            f"{plural(len(score.returns), 'held-out episode')}"
             if score is not None
             else ""
         )
@@ -120,6 +122,17 @@ def replay(
     )
     if video is not None and importlib.util.find_spec("moviepy") is None:
         raise UserError("--video needs moviepy: pip install -e '.[video]'")
+    if render and not display_available():
+        warning(
+            "--render: no display here (DISPLAY and WAYLAND_DISPLAY are unset), so no window "
+            "opens; the episodes run without one (use --video DIR to record them)",
+            PROGRAM,
+        )
+        render = False
+    if video is not None and not render:
+        # rgb_array frames need no window; SDL would otherwise look for a display and print
+        # "error: XDG_RUNTIME_DIR is invalid or not set" on a headless machine.
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     render_mode = "human" if render else ("rgb_array" if video else None)
     env = config.environment.make(render_mode=render_mode)
     if video is not None:
@@ -139,12 +152,24 @@ def replay(
             )
     finally:
         runner.close()
-    kind = "held-out validation " if validation else ""
+    kind = "held-out validation episode" if validation else "episode"
     print(
         f"mean return {np.mean(returns):.6g} ± {np.std(returns):.3g} (min {np.min(returns):.6g}) "
-        f"over {len(returns)} {kind}episodes ({what})"
+        f"over {plural(len(returns), kind)} ({what})"
     )
+    if video is not None:
+        videos = sorted(video.glob("*.mp4"))
+        print(f"videos: {plural(len(videos), 'file')} in {video.resolve()}")
     return returns
+
+
+def display_available() -> bool:
+    """Whether a window can open: a display on Linux/BSD (SDL's dummy driver has none)."""
+    if os.environ.get("SDL_VIDEODRIVER") in ("dummy", "offscreen"):
+        return False
+    if sys.platform.startswith(("linux", "freebsd", "openbsd")):
+        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:

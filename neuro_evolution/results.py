@@ -23,7 +23,7 @@ import time
 import typing
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.normalization import ObservationScaler, scaler_arrays, scaler_from_arrays
 from neuro_evolution.validation import ValidationScore
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,13 +195,15 @@ def load_hall_of_fame(path: str | Path) -> tuple[HallOfFame, BrainTemplate]:
     return hall_of_fame, template
 
 
-def plot_fitness(path: str | Path, log: list[dict[str, Any]], title: str) -> None:
-    """Draw ``fitness.png`` (headless Agg backend) from the log."""
+def fitness_figure(log: list[dict[str, Any]], title: str) -> Figure:
+    """The fitness plot of ``log`` (headless Agg canvas): the legend sits right of the axes,
+    never on the data, and generations are whole numbers on the x-axis."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     generations = [row["generation"] for row in log]
-    figure = Figure(figsize=(7, 4), dpi=100)
+    figure = Figure(figsize=(8.5, 4), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
     mean = np.array([row["fitness_mean"] for row in log])
@@ -219,11 +224,16 @@ def plot_fitness(path: str | Path, log: list[dict[str, Any]], title: str) -> Non
     axes.set_xlabel("generation")
     axes.set_ylabel("fitness")
     axes.set_title(title)
-    axes.legend(loc="lower right", fontsize="small")
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, fontsize="small")
     axes.grid(alpha=0.3)
-    figure.tight_layout()
+    return figure
+
+
+def plot_fitness(path: str | Path, log: list[dict[str, Any]], title: str) -> None:
+    """Draw ``fitness.png`` from the log."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
+    fitness_figure(log, title).savefig(buffer, format="png")
 
     atomic_write_bytes(path, buffer.getvalue())
 

@@ -8,9 +8,16 @@ the env's spaces, and a dry run of one env step.
 a run exactly from its latest checkpoint (see :mod:`neuro_evolution.resume`). Resuming a run
 that already reached its ``number_generations`` prints so and exits 0 without training.
 
-Stopping: the first SIGINT (Ctrl-C) or SIGTERM lets the current generation finish, writes a
-checkpoint and exits with 128 + the signal number (130 for SIGINT, 143 for SIGTERM); a second
-one stops at once (exit 130), leaving the previous checkpoint.
+Stopping: during training, the first SIGINT (Ctrl-C) or SIGTERM lets the current generation
+finish, writes a checkpoint and exits with 128 + the signal number (130 for SIGINT, 143 for
+SIGTERM); a second one stops the generation at once, and the last completed generation is saved
+if its checkpoint was not written yet. Before training (connecting, starting workers) and after
+it (shutting down) a signal stops at once with one ``interrupted`` line.
+
+Failure: when a generation fails (a lost Dask scheduler, a worker that keeps dying, an exception
+in an env), the last completed generation is checkpointed before exiting with code 3; stderr
+gets at most three lines (what failed, what is saved, the exact ``--resume`` command) and the
+traceback goes to ``failure.txt`` in the run directory.
 """
 
 from __future__ import annotations
@@ -20,15 +27,18 @@ import dataclasses
 import shutil
 import signal
 import sys
+import traceback
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from neuro_evolution.checkpoint import TrainingStopped, install_checkpoints
-from neuro_evolution.cli import run_cli
+from neuro_evolution.atomic import atomic_write_text
+from neuro_evolution.checkpoint import TrainingStopped, checkpointer_of, install_checkpoints
+from neuro_evolution.cli import EXIT_FAILED, ArgumentParser, error_line, first_line, run_cli
 from neuro_evolution.config import ExperimentConfig, load_config
+from neuro_evolution.console import ignore_known_noise, plural
 from neuro_evolution.errors import ConfigError, HandlerStartError, UserError
 from neuro_evolution.evaluation.handlers.options import START_METHODS, handler_names, option_path
 from neuro_evolution.experiment import Experiment
@@ -37,12 +47,13 @@ from neuro_evolution.resume import resume_experiment
 from neuro_evolution.signals import signals_handled_by
 
 PROGRAM = "neuro_evolution.train"
+FAILURE_FILE = "failure.txt"  # the traceback of a failed generation, in the run directory
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``train`` argument parser."""
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {PROGRAM}",
+    parser = ArgumentParser(
+        PROGRAM,
         description="Evolve brains on a Gymnasium environment from a JSON config.",
     )
     parser.add_argument(
@@ -112,26 +123,46 @@ def apply_overrides(config: ExperimentConfig, args: argparse.Namespace) -> Exper
 
 
 class StopRequest:
-    """Signal handler: the first SIGINT/SIGTERM asks for a stop at the next generation boundary,
-    the second stops at once (KeyboardInterrupt)."""
+    """Signal handler for SIGINT and SIGTERM, installed for the whole command.
+
+    While generations run (inside :meth:`graceful`), the first signal asks for a stop at the next
+    generation boundary and the second stops at once (KeyboardInterrupt). Outside (connecting,
+    starting workers, shutting down) every signal stops at once: there is nothing to finish.
+    """
 
     def __init__(self) -> None:
         self.signal: int | None = None
+        self._graceful = False
 
     def __call__(self, signum: int, frame: Any) -> None:
-        if self.signal is not None:
+        if self.signal is not None or not self._graceful:
+            self.signal = self.signal or signum
             raise KeyboardInterrupt
         self.signal = signum
-        print(
+        notice = (
             f"{PROGRAM}: {signal.Signals(signum).name}: finishing this generation and writing a "
-            "checkpoint (send it again to stop at once)",
-            file=sys.stderr,
-            flush=True,
+            "checkpoint (send it again to stop at once)"
         )
+        from tqdm import tqdm
+
+        tqdm.write(notice, file=sys.stderr)  # on its own line, also above a progress bar
 
     def requested(self) -> bool:
         """Whether a stop was asked for."""
         return self.signal is not None
+
+    def exit_code(self) -> int:
+        """128 + the signal that stopped the command (130 when unknown)."""
+        return 128 + (self.signal or signal.SIGINT)
+
+    @contextmanager
+    def graceful(self) -> Iterator[None]:
+        """Inside the block the first signal only asks for a stop at a generation boundary."""
+        self._graceful = True
+        try:
+            yield
+        finally:
+            self._graceful = False
 
 
 @contextmanager
@@ -146,6 +177,7 @@ def one_line_warnings() -> Iterator[None]:
     """Print every warning raised inside the block as one ``PROGRAM: warning: ...`` line."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
+        ignore_known_noise()
         try:
             yield
         finally:
@@ -192,7 +224,8 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     else:
         lines.append(
             f"validation: mean {validation['mean']:.6g} ± {validation['std']:.3g} (min "
-            f"{validation['min']:.6g}) over {summary['episodes']} held-out episodes after "
+            f"{validation['min']:.6g}) over {plural(summary['episodes'], 'held-out episode')} "
+            "after "
             f"generation {validation['generation']}"
         )
     target, solved = summary.get("target"), summary.get("solved")
@@ -206,16 +239,73 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+def resume_command(run_dir: Path) -> str:
+    """The exact command that continues the run in ``run_dir``."""
+    return f"python -m {PROGRAM} --resume {run_dir}"
+
+
+def save_completed(experiment: Experiment) -> str:
+    """Checkpoint the last completed generation if it is not on disk yet; return one line
+    saying what is on disk to resume from (and what prevented saving, if anything)."""
+    checkpointer = checkpointer_of(experiment)
+    problem = ""
+    if checkpointer is not None:
+        try:
+            checkpointer.save_completed()
+        except Exception as error:  # e.g. a full disk: report it, and what is on disk already
+            problem = f"could not save the last generation ({type(error).__name__}: "
+            problem += f"{first_line(error)}); "
+    if checkpointer is None or not checkpointer.entries:
+        return f"{PROGRAM}: {problem}nothing to resume: no generation was completed"
+    latest = checkpointer.entries[-1]
+    return (
+        f"{PROGRAM}: {problem}{latest['generation']} generations are saved in "
+        f"{checkpointer.run_dir / latest['file']}"
+    )
+
+
+def print_saved(saved: str, run_dir: Path) -> None:
+    """What is saved, and the resume command when there is something to resume."""
+    print(saved, file=sys.stderr)
+    if "nothing to resume" not in saved:
+        print(f"resume: {resume_command(run_dir)}", file=sys.stderr, flush=True)
+
+
+def report_failure(experiment: Experiment, error: Exception, run_dir: Path) -> int:
+    """A generation failed: save the last completed one, print <= 3 lines, return exit code 3."""
+    saved = save_completed(experiment)
+    details = run_dir / FAILURE_FILE
+    try:
+        atomic_write_text(details, "".join(traceback.format_exception(error)))
+        where = f" (traceback in {details})"
+    except OSError:
+        where = ""
+    error_line(
+        PROGRAM,
+        f"generation {len(experiment.log)} failed: {type(error).__name__}: "
+        f"{first_line(error)}{where}",
+    )
+    print_saved(saved, run_dir)
+    return EXIT_FAILED
+
+
 def run_to_end(experiment: Experiment, request: StopRequest, run_dir: Path) -> int:
     """Train until done or stopped by a signal; print the outcome; return the exit code."""
     try:
-        with stop_signals(request):
+        with request.graceful():
             summary = experiment.run()
     except TrainingStopped as stopped:
         assert request.signal is not None
         print(f"stopped: {stopped.generation} generations done; checkpoint: {stopped.checkpoint}")
-        print(f"resume:  python -m {PROGRAM} --resume {run_dir}")
-        return 128 + request.signal
+        print(f"resume:  {resume_command(run_dir)}")
+        return request.exit_code()
+    except KeyboardInterrupt:  # a second signal: the generation stopped at once
+        saved = save_completed(experiment)
+        print(f"{PROGRAM}: interrupted", file=sys.stderr)
+        print_saved(saved, run_dir)
+        return request.exit_code()
+    except Exception as error:
+        return report_failure(experiment, error, run_dir)
     for line in summary_lines(summary):
         print(line)
     print(f"results: {run_dir}")
@@ -273,7 +363,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"evaluation: {experiment.handler.describe()}", flush=True)
         return run_to_end(experiment, request, run_dir)
 
-    return run_cli(resume if args.resume is not None else train, PROGRAM)
+    with stop_signals(request):
+        return run_cli(resume if args.resume is not None else train, PROGRAM, request.exit_code)
 
 
 if __name__ == "__main__":

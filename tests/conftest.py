@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import importlib
 import os
 from typing import Any
 
@@ -10,6 +11,13 @@ import pytest
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+
+# Modules to import before the tests are collected, comma-separated: the shared checks that run
+# over every registered type (tests/test_brains.py) then include the types they register, e.g.
+# NEURO_EVOLUTION_TEST_IMPORTS=my_brains.elman python -m pytest tests/test_brains.py
+TEST_IMPORTS = "NEURO_EVOLUTION_TEST_IMPORTS"
+for _module in filter(None, (m.strip() for m in os.environ.get(TEST_IMPORTS, "").split(","))):
+    importlib.import_module(_module)
 
 SMALL_CARTPOLE: dict[str, Any] = {
     "environment": {"id": "CartPole-v1"},

@@ -6,6 +6,8 @@ checkpoint writer ships no test switches:
 
 - ``--pause-after G``: an after-generation hook, added after the checkpointer's, stops the process
   (SIGSTOP) once generation G's bookkeeping is done, so a test can signal it at a known point;
+- ``--kill-worker-after G``: once generation G's bookkeeping is done, SIGKILL one worker process
+  of the mp handler (the next generation must recover it);
 - ``--crash-in-checkpoint G``: writing the checkpoint of generation G leaves half of it in a
   temporary file next to it and exits at once with :data:`CRASH_EXIT_CODE`, before anything is
   replaced; ``G:status`` does the same to the status file that follows (the new checkpoint is
@@ -30,10 +32,16 @@ CRASH_EXIT_CODE = 86
 SCRIPT = Path(__file__).resolve()
 
 
-def command(args: list[str], pause_after: int | None = None, crash: str | None = None) -> list[str]:
+def command(
+    args: list[str],
+    pause_after: int | None = None,
+    crash: str | None = None,
+    kill_worker_after: int | None = None,
+) -> list[str]:
     """The argv of a train process with the given faults."""
     faults = [] if pause_after is None else ["--pause-after", str(pause_after)]
     faults += [] if crash is None else ["--crash-in-checkpoint", crash]
+    faults += [] if kill_worker_after is None else ["--kill-worker-after", str(kill_worker_after)]
     return [sys.executable, str(SCRIPT), *faults, "--", *args]
 
 
@@ -47,21 +55,33 @@ def crash_mid_write(path: Path, data: bytes) -> None:
     os._exit(CRASH_EXIT_CODE)
 
 
-def inject_pause(generation: int) -> None:
-    """Stop the process after ``generation``'s checkpoint hook has run."""
+def after_generation(generation: int, action: Callable[[Any], None]) -> None:
+    """Run ``action(experiment)`` after ``generation``'s checkpoint hook has run."""
     install = train.install_checkpoints
 
-    def install_then_pause(experiment: Any, *args: Any, **kwargs: Any) -> Any:
+    def install_then_add(experiment: Any, *args: Any, **kwargs: Any) -> Any:
         checkpointer = install(experiment, *args, **kwargs)
 
-        def pause(experiment: Any) -> None:
+        def hook(experiment: Any) -> None:
             if experiment.generation == generation:
-                os.kill(os.getpid(), signal.SIGSTOP)
+                action(experiment)
 
-        experiment.after_generation.append(pause)
+        experiment.after_generation.append(hook)
         return checkpointer
 
-    train.install_checkpoints = install_then_pause
+    train.install_checkpoints = install_then_add
+
+
+def inject_pause(generation: int) -> None:
+    """Stop the process after ``generation``'s checkpoint hook has run."""
+    after_generation(generation, lambda experiment: os.kill(os.getpid(), signal.SIGSTOP))
+
+
+def inject_worker_kill(generation: int) -> None:
+    """SIGKILL the first worker of the mp pool after ``generation``."""
+    after_generation(
+        generation, lambda experiment: os.kill(experiment.handler.worker_pids[0], signal.SIGKILL)
+    )
 
 
 def inject_crash(switch: str) -> None:
@@ -92,10 +112,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pause-after", type=int)
     parser.add_argument("--crash-in-checkpoint")
+    parser.add_argument("--kill-worker-after", type=int)
     parser.add_argument("train_args", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     if args.pause_after is not None:
         inject_pause(args.pause_after)
+    if args.kill_worker_after is not None:
+        inject_worker_kill(args.kill_worker_after)
     if args.crash_in_checkpoint is not None:
         inject_crash(args.crash_in_checkpoint)
     train_args = args.train_args[1:] if args.train_args[:1] == ["--"] else args.train_args

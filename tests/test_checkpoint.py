@@ -317,13 +317,24 @@ def test_train_needs_exactly_one_of_config_and_resume(argv, capsys):
 
 
 def test_first_signal_asks_for_a_stop_and_the_second_stops_at_once():
-    """StopRequest: the first signal only sets the flag, the second raises KeyboardInterrupt."""
+    """StopRequest while generations run: the first signal only sets the flag, the second
+    raises KeyboardInterrupt; the exit code is 128 + the first signal."""
     request = train.StopRequest()
     assert not request.requested()
-    request(signal.SIGTERM, None)
-    assert request.requested() and request.signal == signal.SIGTERM
+    with request.graceful():
+        request(signal.SIGTERM, None)
+        assert request.requested() and request.signal == signal.SIGTERM
+        with pytest.raises(KeyboardInterrupt):
+            request(signal.SIGINT, None)
+    assert request.exit_code() == 128 + signal.SIGTERM
+
+
+def test_a_signal_outside_the_generations_stops_at_once():
+    """Connecting, starting workers, shutting down: nothing to finish, the first signal stops."""
+    request = train.StopRequest()
     with pytest.raises(KeyboardInterrupt):
-        request(signal.SIGINT, None)
+        request(signal.SIGTERM, None)
+    assert request.exit_code() == 128 + signal.SIGTERM
 
 
 def test_checkpointer_needs_a_run_directory() -> None:

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+import typing
+from typing import Any
 
 import pytest
 from conftest import small_config
 
-from neuro_evolution.config import config_hash, config_to_dict, load_config, parse_config
-from neuro_evolution.configtools import ConfigError
+from neuro_evolution.brains.base import BRAINS
+from neuro_evolution.config import (
+    ExperimentConfig,
+    config_hash,
+    config_to_dict,
+    load_config,
+    parse_config,
+)
+from neuro_evolution.configtools import ConfigBase, ConfigError, parse_value
+from neuro_evolution.optimizers.base import OPTIMIZERS
 
 
 def error_of(data: dict) -> str:
@@ -115,3 +126,70 @@ def test_config_hash_ignores_named_sections_only():
         other_handler, ignore=("evaluation",)
     )
     assert config_hash(base) != config_hash(other_seed)
+
+
+def _config_classes() -> set[type]:
+    """Every config class reachable from ExperimentConfig, plus every registered type's."""
+    found: set[type] = set()
+    todo: list[type] = [ExperimentConfig]
+    for registry in (OPTIMIZERS, BRAINS):
+        todo += [registry.get(name)[0] for name in registry.names()]
+    while todo:
+        cls = todo.pop()
+        if cls in found or not dataclasses.is_dataclass(cls):
+            continue
+        found.add(cls)
+        for hint in typing.get_type_hints(cls).values():
+            for arg in (hint, *typing.get_args(hint)):
+                if isinstance(arg, type) and issubclass(arg, ConfigBase):
+                    todo.append(arg)
+    return found
+
+
+def _integer_fields() -> list[tuple[str, Any, dict[str, Any], Any]]:
+    """(path, hint, bounds, a valid value) of every integer field of every config class."""
+    fields = []
+    for cls in sorted(_config_classes(), key=lambda c: c.__qualname__):
+        hints = typing.get_type_hints(cls)
+        for field in dataclasses.fields(cls):
+            hint = hints[field.name]
+            kinds = {a for a in typing.get_args(hint) if a is not type(None)} or {hint}
+            meta = dict(field.metadata)
+            low = int(meta["ge"] if meta.get("ge") is not None else (meta.get("gt") or 0) + 1)
+            if kinds == {int}:
+                fields.append((f"{cls.__name__}.{field.name}", hint, meta, low))
+            elif typing.get_origin(hint) is tuple and set(typing.get_args(hint)) <= {int, ...}:
+                fields.append((f"{cls.__name__}.{field.name}", hint, meta, (low, low)))
+    return fields
+
+
+INTEGER_FIELDS = _integer_fields()
+
+
+def test_every_integer_field_is_found():
+    """The walk below reaches the integer fields of the top level, sections and registries."""
+    names = {path for path, *_ in INTEGER_FIELDS}
+    assert {"ExperimentConfig.number_generations", "CheckpointConfig.every_generations"} <= names
+    assert {"EvaluationConfig.workers", "FFNNConfig.hidden_layers"} <= names
+    assert len(names) >= 15
+
+
+@pytest.mark.parametrize(("path", "hint", "meta", "valid"), INTEGER_FIELDS, ids=lambda v: v)
+def test_every_integer_field_takes_whole_floats_and_refuses_fractions(path, hint, meta, valid):
+    """One rule for every integer field: ``30.0`` is the integer 30 (many JSON writers do not
+    keep an int/float distinction), ``30.5`` is refused naming the field."""
+    as_float = [float(v) for v in valid] if isinstance(valid, tuple) else float(valid)
+    parsed = parse_value(hint, as_float, path, meta)
+    assert parsed == valid
+    assert all(type(v) is int for v in (parsed if isinstance(parsed, tuple) else (parsed,)))
+    fraction = [v + 0.5 for v in as_float] if isinstance(as_float, list) else as_float + 0.5
+    with pytest.raises(ConfigError, match=rf"^{re.escape(path)}.*: must be an integer"):
+        parse_value(hint, fraction, path, meta)
+
+
+def test_number_generations_30_point_0_is_30_and_30_point_5_is_refused():
+    """The issue's example end to end through parse_config."""
+    assert parse_config(small_config(number_generations=30.0)).number_generations == 30
+    assert "number_generations: must be an integer >= 1, got 30.5" in error_of(
+        small_config(number_generations=30.5)
+    )

@@ -65,14 +65,17 @@ class ExternalCluster(NamedTuple):
 
 
 @contextlib.contextmanager
-def external_dask_cluster(tmp_path: Path, workers: int = 2) -> Iterator[ExternalCluster]:
-    """Start `dask scheduler` and ``workers`` `dask worker`s on 127.0.0.1; kill them afterwards."""
+def external_dask_cluster(
+    tmp_path: Path, workers: int = 2, port: int = 0
+) -> Iterator[ExternalCluster]:
+    """Start `dask scheduler` (on ``port``; 0: a free one) and ``workers`` `dask worker`s on
+    127.0.0.1; kill them afterwards."""
     scheduler_file = tmp_path / "scheduler.json"
     logs = (tmp_path / "dask.log").open("w")
     common = {"stdout": logs, "stderr": subprocess.STDOUT, "cwd": tmp_path}
     processes = [
         subprocess.Popen(
-            [*DASK, "scheduler", "--host", "127.0.0.1", "--port", "0"]
+            [*DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port)]
             + ["--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(scheduler_file)],
             **common,
         )
@@ -252,17 +255,18 @@ def test_killed_worker_mid_generation_still_gives_identical_results(
 
 
 @pytest.mark.timeout(120)
-def test_lost_scheduler_fails_the_generation_with_a_resume_hint(tmp_path: Path) -> None:
-    """When the scheduler dies mid-generation, batch_evaluate raises at once and close() works."""
+def test_lost_scheduler_that_stays_away_fails_after_reconnect_seconds(tmp_path: Path) -> None:
+    """When the scheduler dies mid-generation and does not come back within reconnect_seconds,
+    batch_evaluate raises naming it, and close() works."""
     setup = make_setup("Pendulum-v1", count=400)
     with external_dask_cluster(tmp_path) as cluster:
-        handler = DaskHandler(scheduler=cluster.address)
+        handler = DaskHandler(scheduler=cluster.address, reconnect_seconds=2)
         handler.start(setup.template, setup.spec)
         scheduler = cluster.processes[0]
         timer = threading.Timer(0.3, scheduler.kill)
         timer.start()
         try:
-            with pytest.raises(RuntimeError, match="lost the connection to the Dask scheduler"):
+            with pytest.raises(RuntimeError, match="did not come back within 2 s"):
                 handler.batch_evaluate(setup.genomes, setup.seeds)
             # The scheduler really was killed. A SIGKILLed process closes its sockets before the
             # kernel makes it reapable, so the client can see the connection drop while poll()
@@ -288,3 +292,44 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+@pytest.mark.timeout(240)
+def test_lost_scheduler_that_comes_back_in_time_recomputes_the_batch_identically(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The scheduler is killed mid-generation and a new cluster starts at the same address
+    within reconnect_seconds: the handler reconnects, registers its plugin again and returns
+    the uninterrupted results, saying so in two lines."""
+    setup = make_setup("Pendulum-v1", count=200)
+    reference = WorkerState(setup.template, setup.spec).evaluate(setup.genomes, setup.seeds)
+    port = _free_port()
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    with external_dask_cluster(first, port=port) as cluster:
+        handler = DaskHandler(scheduler=cluster.address, reconnect_seconds=90)
+        handler.start(setup.template, setup.spec)
+        restarted: list[contextlib.ExitStack] = []
+
+        def kill_and_restart() -> None:
+            for process in cluster.processes:
+                process.kill()
+            stack = contextlib.ExitStack()
+            stack.enter_context(external_dask_cluster(second, port=port))
+            restarted.append(stack)
+
+        timer = threading.Timer(0.3, kill_and_restart)
+        timer.start()
+        try:
+            results = handler.batch_evaluate(setup.genomes, setup.seeds)
+            timer.join()
+            assert results == reference
+            out = capsys.readouterr().out
+            assert f"dask: lost the scheduler at {cluster.address}; waiting up to 90 s" in out
+            assert f"dask: reconnected to {cluster.address}; recomputing this batch" in out
+        finally:
+            timer.cancel()
+            handler.close()
+            for stack in restarted:
+                stack.close()

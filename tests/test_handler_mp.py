@@ -1,9 +1,10 @@
-"""The multiprocessing handler: one pool per run, explicit start methods, dead workers fail fast."""
+"""The multiprocessing handler: one pool per run, explicit start methods, dead workers replaced."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import signal
 import threading
 import time
@@ -11,11 +12,13 @@ import time
 import pytest
 from test_handler_dask import _alive, make_setup
 
+from neuro_evolution.configtools import parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.handlers import make_handler
 from neuro_evolution.evaluation.handlers.base import WorkerState
-from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
+from neuro_evolution.evaluation.handlers.multiprocessing import MAX_DEATHS, MultiprocessingHandler
 from neuro_evolution.frozen import FrozenDict
+from neuro_evolution.seeds import episode_seed
 
 
 def test_make_handler_builds_the_mp_handler_with_its_options() -> None:
@@ -65,16 +68,14 @@ def test_worker_setup_error_surfaces_at_start() -> None:
         handler.close()
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("start_method", ["fork", "forkserver", "spawn"])
-def test_killed_worker_fails_the_generation_quickly_with_pid_and_resume_hint(
-    start_method: str,
-) -> None:
-    """SIGKILL of a worker mid-generation: a RuntimeError naming it, no hang, clean close.
-
-    The pytest timeout turns a hang into a failure; no wall-time figure is asserted.
-    """
+def test_killed_worker_is_replaced_and_its_chunk_recomputed_identically(start_method, capsys):
+    """SIGKILL of a worker mid-generation: a new pool recomputes the unfinished chunks, the
+    results equal the uninterrupted ones, one console line names the dead worker, and close()
+    leaves no process of either pool."""
     setup = make_setup("Pendulum-v1", count=300)  # ~10 ms per genome: ~1.5 s per generation
+    reference = WorkerState(setup.template, setup.spec).evaluate(setup.genomes, setup.seeds)
     handler = MultiprocessingHandler(workers=2, start_method=start_method)
     handler.start(setup.template, setup.spec)
     pids = handler.worker_pids
@@ -90,20 +91,61 @@ def test_killed_worker_fails_the_generation_quickly_with_pid_and_resume_hint(
     thread = threading.Thread(target=killer)
     try:
         thread.start()
-        with pytest.raises(RuntimeError) as error:
-            handler.batch_evaluate(setup.genomes, setup.seeds)
+        results = handler.batch_evaluate(setup.genomes, setup.seeds)
         done.set()
         thread.join()
         assert kill["in_flight"], "the worker was not killed during the generation"
-        message = str(error.value)
-        assert f"pid {victim} (exit code -9, killed by SIGKILL)" in message
-        assert "resumed from its last checkpoint" in message
-        with pytest.raises(RuntimeError, match="process pool is broken"):
-            handler.batch_evaluate(setup.genomes[:2], setup.seeds[:2])
+        assert results == reference
+        lines = capsys.readouterr().out.splitlines()
+        assert len(lines) == 1, lines
+        assert f"mp: worker pid {victim} died (exit code -9, killed by SIGKILL) while " in lines[0]
+        assert "recomputes the" in lines[0]
+        new_pids = handler.worker_pids
+        assert len(new_pids) == 2 and victim not in new_pids
+        assert handler.batch_evaluate(setup.genomes[:10], setup.seeds[:10]) == reference[:10]
     finally:
         done.set()
         handler.close()
-    assert not any(_alive(pid) for pid in pids)
+    assert not any(_alive(pid) for pid in pids + new_pids)
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("vectorize", [False, True])
+def test_a_genome_that_kills_every_worker_fails_naming_its_index_and_seed(vectorize, capsys):
+    """An env that dies on one genome's episode kills a worker on every retry: after
+    MAX_DEATHS deaths the batch fails naming that genome (or, vectorized, its chunk) and seed;
+    each recovery before that printed one line."""
+    setup = make_setup(count=12)
+    poison = 5
+    environment = parse(
+        EnvironmentConfig,
+        {
+            "entry_point": "examples.poison_env:PoisonCartPole",
+            "kwargs": {"die_on_seed": episode_seed(int(setup.seeds[poison]), 0)},
+        },
+        "environment",
+    )
+    spec = dataclasses.replace(setup.spec, environment=environment)
+    handler = MultiprocessingHandler(workers=2, start_method="forkserver", vectorize=vectorize)
+    handler.start(setup.template, spec)
+    try:
+        with pytest.raises(RuntimeError) as error:
+            handler.batch_evaluate(setup.genomes, setup.seeds)
+        message = str(error.value)
+        seed = int(setup.seeds[poison])
+        if vectorize:
+            found = re.search(r"genomes (\d+)\.\.(\d+) \(seeds .*\) killed its worker", message)
+            assert found and int(found[1]) <= poison <= int(found[2]), message
+        else:
+            assert (
+                f"genome {poison} (seed {seed}) killed its worker process {MAX_DEATHS} " in message
+            )
+        lines = capsys.readouterr().out.splitlines()
+        assert len(lines) == MAX_DEATHS - 1, lines
+        with pytest.raises(RuntimeError, match="killed its worker"):
+            handler.batch_evaluate(setup.genomes[:2], setup.seeds[:2])
+    finally:
+        handler.close()
 
 
 def test_restart_replaces_the_pool_with_one_for_the_new_setup() -> None:

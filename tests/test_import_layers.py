@@ -17,6 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "neuro_evolution"
 # Lowest first. A module may import its own group and the groups of lower layers; groups of one
 # layer know nothing of each other (brains and optimizers are independent components).
 LAYERS: list[set[str]] = [
+    {"console"},  # imported by the package itself (third-party warning filters)
     {"", "errors", "frozen", "seeds", "atomic", "signals"},
     {"configtools"},
     {"registry", "normalization", "importing"},

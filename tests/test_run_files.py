@@ -13,7 +13,10 @@ import csv
 import io
 import json
 import re
+import stat
 import struct
+import subprocess
+import sys
 import zipfile
 import zlib
 from pathlib import Path
@@ -22,6 +25,7 @@ import numpy as np
 from conftest import small_config
 
 from neuro_evolution import train
+from neuro_evolution.results import fitness_figure
 
 PICKLE_PROTOCOL = re.compile(rb"\x80[\x02-\x05]")  # PROTO opcode + version: a pickle's start
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -86,6 +90,8 @@ def check_run_directory(run_dir: Path) -> list[str]:
             assert list(csv.DictReader(io.StringIO(check_text(path)))), path.name
         elif suffix == ".png":
             check_png(path)
+        elif path.name == "failure.txt":  # the traceback of a failed generation
+            check_text(path)
         else:
             raise AssertionError(f"{path.relative_to(run_dir)}: unexpected file in a run directory")
         names.append(str(path.relative_to(run_dir)))
@@ -110,3 +116,47 @@ def test_no_file_of_a_run_directory_uses_pickle(tmp_path: Path) -> None:
         assert expected in names
     assert "fitness.png" in names
     assert len([n for n in names if n.startswith("checkpoints/")]) == 2
+
+
+def test_run_files_honour_the_umask_so_others_can_read_them(tmp_path: Path) -> None:
+    """Under umask 022 every file and folder a real train process writes is readable by others
+    (the atomic writer used to keep its temporary file's 0600 mode); under 077 none is."""
+    data = small_config(number_generations=2, checkpoint={"every_generations": 1, "keep": 2})
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(data))
+    for umask, others_read in ((0o022, True), (0o077, False)):
+        run_dir = tmp_path / f"run-{umask:03o}"
+        args = [sys.executable, "-m", "neuro_evolution.train", str(config), "--out", str(run_dir)]
+        subprocess.run([*args, "--quiet"], check=True, umask=umask, capture_output=True)
+        paths = [run_dir, *run_dir.rglob("*")]
+        assert len([p for p in paths if p.is_file()]) >= 6
+        for path in paths:
+            mode = stat.S_IMODE(path.stat().st_mode)
+            assert bool(mode & stat.S_IROTH) == others_read, f"{path}: {mode:o}"
+            assert mode & ~(0o777 & ~umask) == 0, f"{path}: {mode:o} ignores umask {umask:03o}"
+
+
+def test_fitness_plot_keeps_the_legend_off_the_data_and_ticks_whole_generations() -> None:
+    """The legend is drawn outside the axes (it used to cover CartPole's curves) and a short run
+    has only whole-number generation ticks (it used to show 0.5, 1.5, ...)."""
+    log = [
+        {
+            "generation": g,
+            "fitness_mean": 10.0 * g,
+            "fitness_std": 1.0,
+            "fitness_max": 12.0 * g,
+            "fitness_min": 5.0 * g,
+            "best_so_far": 12.0 * g,
+            "validation_mean": 9.0 * g if g % 2 else None,
+        }
+        for g in range(4)
+    ]
+    figure = fitness_figure(log, "CartPole-v1")
+    figure.canvas.draw()
+    axes = figure.axes[0]
+    renderer = figure.canvas.get_renderer()
+    legend = axes.get_legend().get_window_extent(renderer)
+    assert not legend.overlaps(axes.get_window_extent(renderer))
+    assert figure.bbox.contains(legend.x1 - 1, legend.y0 + 1)  # and not cut off
+    ticks = [t for t in axes.get_xticks() if axes.get_xlim()[0] <= t <= axes.get_xlim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks), ticks

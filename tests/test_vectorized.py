@@ -225,7 +225,7 @@ class NoBatchFFNNTemplate(FFNNTemplate):
     build_batch = BrainTemplate.build_batch
 
 
-def test_brain_without_batch_brain_falls_back_to_the_per_individual_loop():
+def test_brain_without_batch_brain_falls_back_to_the_per_individual_loop(capsys):
     """A brain type without build_batch is evaluated one individual at a time, with a warning
     naming the reason, and gives the same results."""
     spec = make_spec("CartPole-v1", number_fitness_runs=2)
@@ -239,12 +239,15 @@ def test_brain_without_batch_brain_falls_back_to_the_per_individual_loop():
     env.close()
     assert not template.supports_batch
     genomes, seeds = population(template, 6, shared_seed=False)
-    with pytest.warns(UserWarning, match="has no batch brain"):
-        sequential, vectorized = evaluate_both(template, spec, genomes, seeds)
+    sequential, vectorized = evaluate_both(template, spec, genomes, seeds)
+    assert capsys.readouterr().err == (
+        "neuro_evolution: warning: vectorized evaluation falls back to one individual at a time: "
+        "brain type FFNN has no batch brain\n"
+    )
     assert as_tuples(vectorized) == as_tuples(sequential)
 
 
-def test_novelty_runs_fall_back_and_keep_behaviour_records():
+def test_novelty_runs_fall_back_and_keep_behaviour_records(capsys):
     """With a novelty section the lockstep loop (which records no behaviour) is not used: the
     per-individual loop gives the same results, behaviours included."""
     base = make_spec("CartPole-v1", number_fitness_runs=2)
@@ -255,8 +258,10 @@ def test_novelty_runs_fall_back_and_keep_behaviour_records():
     )
     template = make_brain_template("FFNN", spec)
     genomes, seeds = population(template, 5, shared_seed=True)
-    with pytest.warns(UserWarning, match="novelty"):
-        sequential, vectorized = evaluate_both(template, spec, genomes, seeds)
+    sequential, vectorized = evaluate_both(template, spec, genomes, seeds)
+    err = capsys.readouterr().err
+    assert err.startswith("neuro_evolution: warning: ") and "novelty" in err
+    assert len(err.splitlines()) == 1
     assert as_tuples(vectorized) == as_tuples(sequential)
     for a, b in zip(sequential, vectorized):
         np.testing.assert_array_equal(a.behavior, b.behavior)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import gymnasium as gym
@@ -125,3 +128,31 @@ def test_unknown_brain_type_names_get_a_did_you_mean() -> None:
         parse_brain_config({"type": "Elmann"}, "brain")
     with pytest.raises(ConfigError, match=r"imports\[0\]: cannot import module 'no_such_brains'"):
         parse_config(small_config(imports=["no_such_brains"]))
+
+
+@pytest.mark.timeout(300)
+def test_the_shared_brain_checks_run_on_an_external_brain_module(tmp_path: Path) -> None:
+    """What the guide says works: a brain module outside the package, on PYTHONPATH, named in
+    NEURO_EVOLUTION_TEST_IMPORTS, gets every shared check of tests/test_brains.py."""
+    tests = Path(__file__).resolve().parent
+    outside = tmp_path / "my_brains"
+    outside.mkdir()
+    (outside / "__init__.py").write_text("")
+    (outside / "elman.py").write_text((tests / "examples" / "elman_brain.py").read_text())
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+        "NEURO_EVOLUTION_TEST_IMPORTS": "my_brains.elman",
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "Elman"]
+        + [str(tests / "test_brains.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=280,
+    )
+    assert result.returncode == 0, result.stdout[-2000:]
+    passed = re.search(r"(\d+) passed", result.stdout)
+    assert passed and int(passed[1]) >= 8, result.stdout[-2000:]

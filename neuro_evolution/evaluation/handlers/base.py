@@ -24,7 +24,11 @@ from neuro_evolution.evaluation.episode import (
     EvaluationResult,
     RunnerSpec,
 )
-from neuro_evolution.evaluation.handlers.options import EvaluationConfig, option_path
+from neuro_evolution.evaluation.handlers.options import (
+    EvaluationConfig,
+    option_path,
+    registered_name,
+)
 from neuro_evolution.frozen import FrozenABCMeta
 from neuro_evolution.signals import signals_handled_by
 
@@ -78,8 +82,9 @@ class EvaluationHandler(metaclass=FrozenABCMeta):
         """Release workers and envs."""
 
     def describe(self) -> str:
-        """One line for the console, e.g. where a dashboard is."""
-        return type(self).__name__
+        """The handler line for the console, ``NAME: how it evaluates`` (e.g. where a dashboard
+        is); by default the registered name and the class."""
+        return f"{registered_name(type(self))}: {type(self).__name__}"
 
     def __enter__(self) -> EvaluationHandler:
         return self

@@ -10,12 +10,21 @@ A worker that dies mid-generation is handled by Dask: its tasks are rescheduled 
 workers (a LocalCluster's nanny also restarts it) and the generation completes with identical
 results, because a result depends only on genome and seed. Dask gives up with ``KilledWorker``
 when the same task has been on ``distributed.scheduler.allowed-failures`` (default 3) dying
-workers. If every worker is gone, ``batch_evaluate`` waits until one joins.
+workers. If every worker is gone, ``batch_evaluate`` waits until one joins. Each worker lost
+while it ran our tasks gives one console line (``dask: worker ... lost; its chunks were
+recomputed``).
+
+A lost scheduler of an existing cluster (stopped with SIGINT or killed: both look the same to the
+client, whose futures are cancelled) is waited for up to ``reconnect_seconds``: when a scheduler
+answers at the same address (or scheduler file) again and a worker has joined it, the plugin is
+registered again and the whole generation is recomputed (identical results). Otherwise the
+generation fails with one line. See :mod:`neuro_evolution.evaluation.handlers.dask_recovery`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 import uuid
@@ -25,6 +34,7 @@ from distributed import Client, LocalCluster, get_worker
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.console import info
 from neuro_evolution.errors import ConfigError, HandlerStartError
 from neuro_evolution.evaluation.episode import (
     TRAINING,
@@ -32,6 +42,7 @@ from neuro_evolution.evaluation.episode import (
     EvaluationResult,
     RunnerSpec,
 )
+from neuro_evolution.evaluation.handlers import dask_recovery
 from neuro_evolution.evaluation.handlers import worker as worker_side
 from neuro_evolution.evaluation.handlers.base import (
     EvaluationHandler,
@@ -119,6 +130,7 @@ class DaskHandler(EvaluationHandler):
         vectorize: bool = False,
         chunks_per_worker: int = 4,
         connect_timeout: float = 30.0,
+        reconnect_seconds: float = 30.0,
     ) -> None:
         check_parallel_options(workers, chunks_per_worker)
         if scheduler is not None and "://" not in scheduler and not os.path.isfile(scheduler):
@@ -132,9 +144,15 @@ class DaskHandler(EvaluationHandler):
         self.vectorize = vectorize
         self.chunks_per_worker = chunks_per_worker
         self.connect_timeout = connect_timeout  # seconds to reach an existing scheduler
+        self.reconnect_seconds = reconnect_seconds  # to wait for a lost scheduler to come back
         self._cluster: LocalCluster | None = None
         self._client: Client | None = None
         self._plugin_name: str | None = None
+        self._plugin: EvaluationPlugin | None = None
+        self._losses: dask_recovery.WorkerLosses | None = None
+        self._quiet_when_lost = dask_recovery.LossNoiseFilter(
+            lambda: self._client is None or dask_recovery.scheduler_lost(self._client)
+        )
 
     @classmethod
     def from_config(cls, section: EvaluationConfig) -> DaskHandler:
@@ -142,6 +160,7 @@ class DaskHandler(EvaluationHandler):
             workers=section.worker_count,
             scheduler=section.scheduler,
             vectorize=section.vectorize,
+            reconnect_seconds=section.reconnect_seconds,
         )
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -151,14 +170,21 @@ class DaskHandler(EvaluationHandler):
         Calling ``start`` again keeps the cluster and replaces the plugin (new template/spec).
         """
         if self.vectorize:
-            worker_side.vectorized_state_class()  # fail here, not on every worker
+            worker_side.check_vectorize(template, spec)  # fail or warn here, not on every worker
         if self._client is None:
             self._client = self._connect()
+            self._losses = dask_recovery.WorkerLosses(self._client)
+            self._quiet_when_lost.attach()
         self._unregister_plugin()
+        self._plugin = EvaluationPlugin(template, spec, self.vectorize)
+        self._register_plugin()
+
+    def _register_plugin(self) -> None:
+        """Register the run's plugin under a new name (every worker sets it up)."""
+        assert self._client is not None and self._plugin is not None
         self._plugin_name = f"neuro_evolution-{uuid.uuid4().hex}"
-        plugin = EvaluationPlugin(template, spec, self.vectorize)
         try:
-            self._client.register_plugin(plugin, name=self._plugin_name)
+            self._client.register_plugin(self._plugin, name=self._plugin_name)
         except BaseException:
             # The scheduler keeps a registered plugin even when a worker's setup failed; a
             # worker joining later would then fail to start. Remove it before reporting.
@@ -174,15 +200,13 @@ class DaskHandler(EvaluationHandler):
                     processes=True,
                     host="127.0.0.1",
                     dashboard_address="127.0.0.1:0",
+                    silence_logs=logging.ERROR,  # a restarted worker gets our one line instead
                 )
             return Client(self._cluster, set_as_default=False)
-        is_file = "://" not in self.scheduler
+        info(f"dask: connecting to {self.scheduler} (up to {self.connect_timeout:g} s)")
         try:
-            client = Client(
-                None if is_file else self.scheduler,
-                scheduler_file=self.scheduler if is_file else None,
-                timeout=self.connect_timeout,
-                set_as_default=False,
+            client = dask_recovery.call_interruptibly(
+                lambda: self._new_client(self.connect_timeout), "dask-connect"
             )
         except OSError as error:
             raise HandlerStartError(
@@ -200,18 +224,44 @@ class DaskHandler(EvaluationHandler):
             ) from None
         return client
 
+    def _new_client(self, timeout: float) -> Client:
+        """A client of the existing cluster (address or scheduler file)."""
+        assert self.scheduler is not None
+        is_file = "://" not in self.scheduler
+        return Client(
+            None if is_file else self.scheduler,
+            scheduler_file=self.scheduler if is_file else None,
+            timeout=timeout,
+            set_as_default=False,
+        )
+
     def batch_evaluate(
         self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
     ) -> list[EvaluationResult]:
-        """Results in submission order; tasks of a dead worker are rerun elsewhere by Dask."""
-        client, name = self._client, self._plugin_name
-        if client is None or name is None:
+        """Results in submission order; tasks of a dead worker are rerun elsewhere by Dask; a
+        lost scheduler is waited for (``reconnect_seconds``), then the batch is recomputed."""
+        if self._client is None or self._plugin_name is None:
             raise RuntimeError("DaskHandler.start() was not called")
         genomes, seeds = check_batch(genomes, seeds)
+        while True:
+            client = self._client
+            if dask_recovery.scheduler_lost(client):
+                self._await_scheduler()
+                continue
+            try:
+                return self._evaluate_once(client, genomes, seeds, context)
+            except BaseException as error:
+                if not dask_recovery.scheduler_lost(client, error):
+                    raise
+                self._await_scheduler()
+
+    def _evaluate_once(
+        self, client: Client, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext
+    ) -> list[EvaluationResult]:
         slices = split_chunks(len(genomes), self._slots() * self.chunks_per_worker)
         futures = client.map(
             evaluate_chunk,
-            [name] * len(slices),
+            [self._plugin_name] * len(slices),
             [genomes[s] for s in slices],
             [seeds[s] for s in slices],
             [context] * len(slices),
@@ -219,16 +269,50 @@ class DaskHandler(EvaluationHandler):
         )
         try:
             chunks = client.gather(futures)
-        except BaseException as error:
-            if client.status != "running":
-                raise RuntimeError(
-                    f"lost the connection to the Dask scheduler ({client.status}) during a "
-                    "generation; this generation failed. Restart the cluster and resume the run "
-                    "from its last checkpoint."
-                ) from error
-            client.cancel(futures)
+        except BaseException:
+            if client.status == "running":
+                client.cancel(futures)
             raise
+        if self._losses is not None:
+            for line in self._losses.take(future.key for future in futures):
+                info(line)
         return [result for chunk in chunks for result in chunk]
+
+    def _await_scheduler(self) -> None:
+        """Wait up to ``reconnect_seconds`` for the lost scheduler, then set up again; a
+        RuntimeError when it does not come back (or for a LocalCluster, which cannot)."""
+        lost = self._client
+        where = self.scheduler or "the LocalCluster"
+        if self.scheduler is None or self.reconnect_seconds <= 0:
+            raise RuntimeError(f"lost the Dask scheduler of {where} during a generation")
+        info(
+            f"dask: lost the scheduler at {where}; waiting up to {self.reconnect_seconds:g} s "
+            f"({option_path('reconnect_seconds')}) for it to come back"
+        )
+        self._client = self._plugin_name = self._losses = None
+        if lost is not None:
+            dask_recovery.close_quickly(lost)
+        try:
+            with dask_recovery.distributed_logs_silenced():
+                client, left = dask_recovery.reconnect(
+                    self._new_client, self.reconnect_seconds, f"the Dask scheduler at {where}"
+                )
+        except TimeoutError:
+            raise RuntimeError(
+                f"lost the Dask scheduler at {where}; it did not come back within "
+                f"{self.reconnect_seconds:g} s"
+            ) from None
+        self._client = client
+        try:
+            client.wait_for_workers(1, timeout=max(left, 1.0))
+        except TimeoutError:
+            raise RuntimeError(
+                f"the Dask scheduler at {where} came back, but no worker joined it within "
+                f"{self.reconnect_seconds:g} s"
+            ) from None
+        self._losses = dask_recovery.WorkerLosses(client)
+        self._register_plugin()
+        info(f"dask: reconnected to {where}; recomputing this batch")
 
     def _slots(self) -> int:
         """Task slots of the cluster: our worker count, or an existing cluster's total threads."""
@@ -239,11 +323,15 @@ class DaskHandler(EvaluationHandler):
     def close(self) -> None:
         """Remove this run's plugin (closing worker envs), close the client and our cluster."""
         client, cluster = self._client, self._cluster
-        self._client = self._cluster = None
+        self._client = self._cluster = self._losses = None
+        self._quiet_when_lost.detach()
         if client is not None:
             if cluster is None:  # an external cluster outlives us: free the envs on its workers
                 self._unregister_plugin(client)
-            client.close()
+            if dask_recovery.scheduler_lost(client):
+                dask_recovery.close_quickly(client)
+            else:
+                client.close()
         self._plugin_name = None
         if cluster is not None:
             cluster.close()

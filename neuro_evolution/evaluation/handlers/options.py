@@ -56,6 +56,14 @@ def handler_names() -> list[str]:
     return list(_BUILTIN_MODULES) + sorted(set(_HANDLERS) - set(_BUILTIN_MODULES))
 
 
+def registered_name(cls: type) -> str:
+    """The name ``cls`` is registered under (its class name when it is not registered)."""
+    for name, known in _HANDLERS.items():
+        if known is cls:
+            return name
+    return cls.__name__
+
+
 def handler_class(name: str) -> type[EvaluationHandler]:
     """The class registered as ``name`` (a built-in one is imported now); KeyError if unknown."""
     if name not in _HANDLERS and name in _BUILTIN_MODULES:
@@ -103,6 +111,13 @@ class EvaluationConfig(ConfigBase):
         "null: start a LocalCluster",
     )
     vectorize: bool = option(False, doc="mp/dask workers evaluate their chunks vectorized")
+    reconnect_seconds: float = option(
+        30.0,
+        doc="dask with a scheduler: how long a generation waits for a lost scheduler to answer "
+        "at the same address again (then it is recomputed); after that the generation fails "
+        "and the last completed one is checkpointed. 0: fail at once",
+        ge=0,
+    )
 
     def validate(self, path: str) -> None:
         names = handler_names()

@@ -32,6 +32,10 @@ class SequentialHandler(EvaluationHandler):
             raise RuntimeError("SequentialHandler.start() was not called")
         return self._worker.evaluate(genomes, seeds, context)
 
+    def describe(self) -> str:
+        """The handler line."""
+        return "sequential: one env in this process"
+
     def close(self) -> None:
         if self._worker is not None:
             self._worker.close()

@@ -10,19 +10,19 @@ follow :meth:`EpisodeRunner.run` to the bit (see ``docs/vectorized.md``).
 
 A brain type without a batch brain (``template.supports_batch`` false), or a run that records
 behaviour for novelty, falls back to the per-individual loop of
-:class:`~neuro_evolution.evaluation.handlers.base.WorkerState` with a warning: same results,
-no speed-up.
+:class:`~neuro_evolution.evaluation.handlers.base.WorkerState` with one ``warning:`` line (printed
+once, by the process that starts the workers): same results, no speed-up.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections import OrderedDict
 from typing import Literal
 
 import numpy as np
 
 from neuro_evolution.brains.base import BatchBrain, BrainTemplate
+from neuro_evolution.console import warning
 from neuro_evolution.evaluation.episode import (
     TRAINING,
     EpisodeRunnerConfig,
@@ -109,6 +109,20 @@ def evaluate_lockstep(
     ]
 
 
+def fallback_reason(template: BrainTemplate, spec: RunnerSpec) -> str:
+    """Why this template/spec cannot run in lockstep ("" when it can)."""
+    if not template.supports_batch:
+        return f"brain type {template.config.type_name()} has no batch brain"
+    if spec.novelty is not None:
+        return "lockstep evaluation does not record behaviour for novelty"
+    return ""
+
+
+def warn_about_fallback(reason: str) -> None:
+    """The one ``warning:`` line of a fallback to the per-individual loop."""
+    warning(f"vectorized evaluation falls back to one individual at a time: {reason}")
+
+
 class VectorizedWorkerState:
     """A worker's long-lived state for lockstep evaluation (same API as :class:`WorkerState`).
 
@@ -116,7 +130,13 @@ class VectorizedWorkerState:
     SyncVectorEnv otherwise; "native" insists on the native one; "sync" always uses SyncVectorEnv.
     """
 
-    def __init__(self, template: BrainTemplate, spec: RunnerSpec, mode: VectorMode = "auto"):
+    def __init__(
+        self,
+        template: BrainTemplate,
+        spec: RunnerSpec,
+        mode: VectorMode = "auto",
+        announce: bool = True,
+    ):
         if mode not in ("auto", "native", "sync"):
             raise ValueError(f"vectorized mode {mode!r} is unknown: use auto, native or sync")
         self.template = template
@@ -127,16 +147,10 @@ class VectorizedWorkerState:
         self._adapter: NativeAdapter | None = None
         self.mode: Literal["native", "sync"] = "sync"
         self.sync_reason = "sync mode was asked for"
-        if not template.supports_batch:
-            self.fallback_reason = f"brain type {template.config.type_name()} has no batch brain"
-        elif spec.novelty is not None:
-            self.fallback_reason = "lockstep evaluation does not record behaviour for novelty"
+        self.fallback_reason = fallback_reason(template, spec)
         if self.fallback_reason:
-            warnings.warn(
-                f"vectorized evaluation falls back to one individual at a time: "
-                f"{self.fallback_reason}",
-                stacklevel=2,
-            )
+            if announce:  # a pool's workers do not: their parent warns once
+                warn_about_fallback(self.fallback_reason)
             self.fallback = WorkerState(template, spec)
             return
         if mode != "sync":
@@ -232,6 +246,7 @@ class VectorizedHandler(EvaluationHandler):
             self._worker = None
 
     def describe(self) -> str:
+        """E.g. ``vectorized: native vector env of CartPole-v1``."""
         if self._worker is None:
-            return "VectorizedHandler (not started)"
-        return f"VectorizedHandler: {self._worker.describe()}"
+            return "vectorized: lockstep in this process (not started)"
+        return f"vectorized: {self._worker.describe()}"

@@ -52,30 +52,56 @@ def make_worker_state(template: BrainTemplate, spec: RunnerSpec, vectorize: bool
     """The long-lived state of one worker: env made once, one brain (or batch brain) reused."""
     spec.import_modules()
     if vectorize:
-        return vectorized_state_class()(template, spec)
+        return vectorized_state_class()(template, spec, announce=False)
     return WorkerState(template, spec)
+
+
+def check_vectorize(template: BrainTemplate, spec: RunnerSpec) -> None:
+    """In the process that starts the workers: fail now if lockstep evaluation is missing, and
+    print the one warning of a fallback (the workers themselves stay silent)."""
+    vectorized_state_class()
+    from neuro_evolution.evaluation.handlers.vectorized import fallback_reason, warn_about_fallback
+
+    reason = fallback_reason(template, spec)
+    if reason:
+        warn_about_fallback(reason)
 
 
 # --- multiprocessing worker processes -------------------------------------------------------
 _STATE: ChunkEvaluator | None = None
 _INIT_ERROR: BaseException | None = None
 _STARTED: Any = None  # a multiprocessing Barrier of all the pool's workers
+_PROGRESS: Any = None  # shared int64 array: per worker slot (pid, genome index being evaluated)
+_SLOT: int | None = None  # this worker's slot in _PROGRESS (its index at the start-up barrier)
+NOT_EVALUATING = -1  # a slot's genome index while its worker is idle
+UNKNOWN_GENOME = -2  # a vectorized chunk runs all its genomes at once: only the chunk is known
 
 
 def init_process(
-    template: BrainTemplate, spec: RunnerSpec, vectorize: bool, started: Any = None
+    template: BrainTemplate,
+    spec: RunnerSpec,
+    vectorize: bool,
+    started: Any = None,
+    progress: Any = None,
 ) -> None:
     """Pool initializer: build this process's state once for the whole run.
 
     An error is kept and re-raised by the first task instead of raised here, so it reaches the
     parent as an ordinary exception with its traceback (an initializer that raises only kills
     the worker, and the parent would learn nothing but "a process died").
+
+    ``progress`` (two int64 per worker) is where a worker notes the genome it is evaluating, so
+    that the parent can name the genome a dead worker was running.
     """
-    global _STATE, _INIT_ERROR, _STARTED
+    global _STATE, _INIT_ERROR, _STARTED, _PROGRESS
     _STARTED = started
+    _PROGRESS = progress
     # Ctrl-C in a terminal reaches the whole process group: only the parent handles it (it
     # finishes the generation and writes a checkpoint), so workers must not die of it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A forked worker inherits the parent's SIGTERM handler (train's stop request); the pool
+    # ends its workers with SIGTERM, which must end them.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         _STATE = make_worker_state(template, spec, vectorize)
     except Exception as error:  # re-raised by every task of this worker
@@ -107,12 +133,44 @@ def process_ready(timeout: float) -> int:
             _STARTED.abort()
         raise
     if _STARTED is not None:
-        _STARTED.wait(timeout)
+        global _SLOT
+        _SLOT = _STARTED.wait(timeout)  # a distinct index 0 .. workers-1
+        _note(NOT_EVALUATING)
     return os.getpid()
 
 
+def _note(genome_index: int) -> None:
+    """Note in this worker's progress slot which genome it is evaluating now."""
+    if _PROGRESS is not None and _SLOT is not None:
+        _PROGRESS[2 * _SLOT] = os.getpid()
+        _PROGRESS[2 * _SLOT + 1] = genome_index
+
+
 def evaluate_chunk(
-    genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
+    genomes: np.ndarray,
+    seeds: np.ndarray,
+    context: EvaluationContext = TRAINING,
+    first_index: int | None = None,
 ) -> list[EvaluationResult]:
-    """Evaluate one chunk of genomes with this process's state."""
-    return _state().evaluate(genomes, seeds, context)
+    """Evaluate one chunk of genomes with this process's state.
+
+    With ``first_index`` (the chunk's first genome index in the population) the worker notes
+    each genome in its progress slot before evaluating it, one genome at a time (the same
+    results: evaluations are independent); a vectorized chunk notes only its first genome.
+    """
+    state = _state()
+    if first_index is None or _PROGRESS is None:
+        return state.evaluate(genomes, seeds, context)
+    try:
+        if not isinstance(state, WorkerState):  # lockstep: the chunk is one evaluation
+            _note(UNKNOWN_GENOME - first_index)
+            return state.evaluate(genomes, seeds, context)
+        results = []
+        for offset in range(len(genomes)):
+            _note(first_index + offset)
+            results += state.evaluate(
+                genomes[offset : offset + 1], seeds[offset : offset + 1], context
+            )
+        return results
+    finally:
+        _note(NOT_EVALUATING)

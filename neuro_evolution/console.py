@@ -1,0 +1,47 @@
+"""One-line messages on the console from library code (a handler's recovery, a fallback).
+
+Lines are written with ``tqdm.write``, so each gets a line of its own above a progress bar
+instead of being glued to it. :func:`info` (stdout) says what happened and needs no action (a
+worker was replaced, its chunks recomputed); :func:`warning` (stderr) is one ``warning:`` line
+the user should read. Errors are the command lines' business (``program: error: ...``).
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import TextIO
+
+# Third-party warnings nobody using this package can act on, ignored where they are raised.
+KNOWN_NOISE: tuple[tuple[str, type[Warning]], ...] = (
+    # Box2D's SWIG bindings, on import (LunarLander, BipedalWalker), Python >= 3.12 and 3.11 -X dev
+    (r"builtin type (SwigPyPacked|SwigPyObject|swigvarlink) has no __module__", DeprecationWarning),
+)
+
+
+def ignore_known_noise() -> None:
+    """Add the filters of :data:`KNOWN_NOISE` (again: ``catch_warnings`` blocks reset them)."""
+    for message, category in KNOWN_NOISE:
+        warnings.filterwarnings("ignore", message=message, category=category)
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 episode``, ``2 episodes``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def info(line: str) -> None:
+    """Print one line on stdout (above a running progress bar, if any)."""
+    _write(line, sys.stdout)
+
+
+def warning(line: str, program: str = "neuro_evolution") -> None:
+    """Print ``program: warning: line`` on stderr: something to know, nothing failed."""
+    _write(f"{program}: warning: {line}", sys.stderr)
+
+
+def _write(line: str, stream: TextIO) -> None:
+    from tqdm import tqdm
+
+    tqdm.write(line, file=stream)
+    stream.flush()
