@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from distributed import Client
+from distributed.comm.core import CommClosedError
 
 T = TypeVar("T")
 POLL_SECONDS = 0.1  # how often the main thread wakes while waiting (signals run in between)
@@ -65,6 +66,7 @@ def distributed_logs_silenced() -> Iterator[None]:
 
 
 NOISY_LOGGERS = (
+    "distributed.batched",
     "distributed.client",
     "distributed.utils",
     "distributed.core",
@@ -83,7 +85,10 @@ class LossNoiseFilter(logging.Filter):
         self.lost = lost
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not self.lost()
+        # A closed comm is logged the moment the socket drops, possibly before the client's
+        # status says the scheduler is lost: such records are dropped by their kind as well.
+        closed = record.exc_info is not None and isinstance(record.exc_info[1], CommClosedError)
+        return not (closed or "Comm Closed" in record.getMessage() or self.lost())
 
     def attach(self) -> None:
         """Filter the client's noisy loggers from now on."""
