@@ -10,7 +10,8 @@ the log is identical whichever handler runs it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,31 @@ from neuro_evolution.optimizers.base import Optimizer, make_optimizer
 from neuro_evolution.results import Candidate, LogRow, RunDirectory
 from neuro_evolution.seeds import generation_seeds, optimizer_seed, template_rng, validation_seeds
 from neuro_evolution.validation import ValidationScore
+
+
+@dataclass(frozen=True)
+class EvaluationRequest:
+    """Evaluations a generation asks for: one per row of ``genomes``, with a base seed each."""
+
+    genomes: np.ndarray
+    seeds: np.ndarray
+    context: EvaluationContext
+
+
+GenerationWork = Generator[EvaluationRequest, list[EvaluationResult], dict[str, Any]]
+
+
+def run_generation(
+    work: GenerationWork,
+    evaluate: Callable[[np.ndarray, np.ndarray, EvaluationContext], list[EvaluationResult]],
+) -> dict[str, Any]:
+    """Drive ``work`` to its end, answering every request with ``evaluate``; its log row."""
+    request = next(work)
+    while True:
+        try:
+            request = work.send(evaluate(request.genomes, request.seeds, request.context))
+        except StopIteration as stop:
+            return stop.value
 
 
 def template_for_env(
@@ -92,10 +118,11 @@ class Experiment:
         self.handler = handler if handler is not None else handler_from_config(config.evaluation)
         self._started = False
         self._clock_start = 0.0
+        self.after_generation: list[Callable[[Experiment], None]] = []
+        self.on_close: list[Callable[[Experiment], None]] = []  # e.g. observers finishing up
         self.run_directory: RunDirectory | None = None
         if run_dir is not None:
             self.attach_run_directory(run_dir)
-        self.after_generation: list[Callable[[Experiment], None]] = []
 
     def _observation_statistics(self) -> ObservationStatistics | None:
         """Running statistics when observations are normalized (1-D Box observations only)."""
@@ -169,15 +196,14 @@ class Experiment:
             or self.generation >= self.config.number_generations
         )
 
-    def validate(self, candidate: Candidate) -> ValidationScore:
-        """Score ``candidate`` on the held-out episodes (in parallel, on the run's handler)."""
+    def validation_request(self, candidate: Candidate) -> EvaluationRequest:
+        """The held-out episodes that score ``candidate`` (one genome copy per episode)."""
         section = self.config.validation
         assert section is not None
         seeds = validation_seeds(self.config.random_seed, section.episodes)
         genomes = np.repeat(candidate.genome[None, :], len(seeds), axis=0)
         context = EvaluationContext(observation_scaler=candidate.scaler, validation=True)
-        results = self.handler.batch_evaluate(genomes, seeds, context)
-        return ValidationScore.from_results(self.generation, results)
+        return EvaluationRequest(genomes, seeds, context)
 
     def start(self) -> None:
         """Start the handler's workers (done by the first ``step`` if not called)."""
@@ -191,23 +217,17 @@ class Experiment:
         """Seconds this run has trained, over all sessions."""
         return self.elapsed_before + (time.perf_counter() - self._clock_start)
 
-    def evaluate(
+    def training_request(
         self, genomes: np.ndarray, scaler: ObservationScaler | None = None
-    ) -> list[EvaluationResult]:
-        """Evaluate genomes with this generation's episode seeds (and frozen normalization)."""
+    ) -> EvaluationRequest:
+        """Evaluations of ``genomes`` with this generation's episode seeds (and normalization)."""
         seeds = generation_seeds(
             self.config.random_seed,
             self.generation,
             len(genomes),
             self.config.episode_runner.fix_seed_for_generation,
         )
-        context = EvaluationContext(observation_scaler=scaler)
-        results = self.handler.batch_evaluate(genomes, seeds, context)
-        if len(results) != len(genomes):
-            raise RuntimeError(
-                f"handler returned {len(results)} results for {len(genomes)} genomes"
-            )
-        return results
+        return EvaluationRequest(genomes, seeds, EvaluationContext(observation_scaler=scaler))
 
     def selection_fitness(self, fitness: np.ndarray, results: list[EvaluationResult]) -> np.ndarray:
         """What the optimizer selects on: raw fitness, or its combination with novelty."""
@@ -219,9 +239,23 @@ class Experiment:
     def step(self) -> dict[str, Any]:
         """Run one generation and return its log row."""
         self.start()
+        return run_generation(self.generation_work(), self.handler.batch_evaluate)
+
+    def generation_work(self) -> GenerationWork:
+        """One generation as a coroutine: it yields the evaluations it needs (the population,
+        then the validation when due), is sent their results, and returns the log row.
+
+        ``step`` answers each request on the run's handler; a sweep answers many runs' requests
+        on one shared pool. Both run this same code, so their results are identical.
+        """
         genomes = self.optimizer.ask()
         scaler = self.observation_scaler()
-        results = self.evaluate(genomes, scaler)
+        request = self.training_request(genomes, scaler)
+        results = yield request
+        if len(results) != len(genomes):
+            raise RuntimeError(
+                f"handler returned {len(results)} results for {len(genomes)} genomes"
+            )
         fitness = np.array([r.fitness for r in results], dtype=np.float64)
         self.hall_of_fame.update(genomes, fitness, self.generation, scaler)
         self.optimizer.tell(self.selection_fitness(fitness, results), self.hall_of_fame)
@@ -231,7 +265,10 @@ class Experiment:
         generation = self.generation
         self.generation += 1
         candidate = self.candidate()
-        score = self.validate(candidate) if self.validation_due() else None
+        score = None
+        if self.validation_due():
+            validation = yield self.validation_request(candidate)
+            score = ValidationScore.from_results(self.generation, validation)
         candidate = candidate.with_score(score)
         row = LogRow(
             generation=generation,
@@ -325,6 +362,11 @@ class Experiment:
         }
 
     def close(self) -> None:
-        """Close the handler if this experiment made it."""
-        if self._owns_handler:
-            self.handler.close()
+        """Run the ``on_close`` hooks (once), and close the handler if this experiment made it."""
+        hooks, self.on_close = self.on_close, []
+        try:
+            for hook in hooks:
+                hook(self)
+        finally:
+            if self._owns_handler:
+                self.handler.close()
