@@ -31,6 +31,7 @@ LAYERS: list[set[str]] = [
     {"resume"},
     {"cli"},
     {"train", "replay"},
+    {"sweep", "compare"},
 ]
 
 
