@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"brains", "optimizers"},
     {"novelty"},
     {"evaluation"},
-    {"validation"},
+    {"validation", "observers"},
     {"config", "results"},
     {"config_reference", "experiment", "training_status"},
     {"checkpoint"},

@@ -34,6 +34,7 @@ from neuro_evolution.sweep.pools import PooledRun, RunPool
 from neuro_evolution.training_status import STATUS_FILE
 
 WAIT_SECONDS = 0.25  # how often the loop looks at a stop request while chunks are out
+PLOT_SECONDS = 30.0  # a run's fitness.png is redrawn at most this often (and at its end)
 
 
 @dataclasses.dataclass
@@ -120,6 +121,8 @@ class Sweep:
                 experiment.close()
                 handler.close()
                 raise
+        assert experiment.run_directory is not None
+        experiment.run_directory.plot_every = PLOT_SECONDS  # many runs draw at once
         return OpenRun(plan, experiment, handler)
 
     def check_same_config(self, plan: RunPlan, run_dir: Path) -> None:
