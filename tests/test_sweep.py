@@ -116,9 +116,11 @@ PAUSED_SWEEP = """
 import os, signal, sys
 from neuro_evolution.sweep import cli, scheduler
 note_end = scheduler.Sweep.note_end
+paused = []
 def pause_after_first_end(self, plan, experiment, into):
     note_end(self, plan, experiment, into)
-    if len(self.summary.finished) == 1:
+    if len(self.summary.finished) == 1 and not paused:
+        paused.append(True)
         os.kill(os.getpid(), signal.SIGSTOP)
 scheduler.Sweep.note_end = pause_after_first_end
 sys.exit(cli.main(sys.argv[1:]))
@@ -250,5 +252,9 @@ def test_grid_parsing():
         "brain.hidden_layers=[8,8]/seed-2",
     ]
     assert plans[3].config.brain.hidden_layers == (8, 8) and plans[3].config.random_seed == 2
+    constant = [parse_setting("optimizer.mu=4"), parse_setting("hall_of_fame_size=2,3")]
+    plans = expand_grid(data, constant, [1])
+    assert [p.name for p in plans] == ["hall_of_fame_size=2/seed-1", "hall_of_fame_size=3/seed-1"]
+    assert plans[0].config.optimizer.mu == 4
     with pytest.raises(ConfigError, match="episode_runner.number_fitness_runs"):
         expand_grid(data, [parse_setting("episode_runner.number_fitness_runs=0")], [1])

@@ -4,8 +4,9 @@
 Each value is read as JSON where it parses (``0.1``, ``true``, ``[4, 4]``, ``null``) and as a
 plain string otherwise (``tanh``), put at its dotted key of the config file's data, and the whole
 config is validated like the file, so a wrong key or value is one line naming the field.
-A run's directory is ``<settings>/seed-<n>`` under the sweep directory, e.g.
-``optimizer.sigma=0.1/seed-3`` (``base/seed-3`` without ``--set``).
+A run's directory is ``<settings>/seed-<n>`` under the sweep directory, named by the settings
+that take more than one value, e.g. ``optimizer.sigma=0.1/seed-3`` (``base/seed-3`` when none
+does).
 """
 
 from __future__ import annotations
@@ -144,7 +145,8 @@ def expand_grid(data: dict[str, Any], settings: list[Setting], seeds: list[int])
                 set_dotted(run, key, value)
             run["random_seed"] = seed
             config = parse_config(run)
-            name = f"{settings_name(chosen)}/seed-{seed}"
+            varying = tuple((k, v) for (k, v), s in zip(chosen, settings) if len(s.values) > 1)
+            name = f"{settings_name(varying)}/seed-{seed}"
             plans.append(RunPlan(name, chosen, seed, config))
     names = [plan.name for plan in plans]
     clash = next((n for n in names if names.count(n) > 1), None)
