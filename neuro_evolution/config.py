@@ -27,6 +27,7 @@ from neuro_evolution.evaluation.handlers.options import EvaluationConfig
 from neuro_evolution.importing import import_module
 from neuro_evolution.normalization import ObservationNormalizationConfig
 from neuro_evolution.novelty import NoveltyConfig
+from neuro_evolution.observers.options import ObserversConfig
 from neuro_evolution.optimizers.base import OptimizerConfig
 from neuro_evolution.validation import ValidationConfig
 
@@ -65,6 +66,10 @@ class ExperimentConfig(ConfigBase):
         ValidationConfig(),
         doc="held-out validation of the genome the run stands behind (the one meaning of "
         "'solved'); null: none",
+    )
+    observers: ObserversConfig = option(
+        ObserversConfig(),
+        doc="mirror each generation's log row into TensorBoard / MLflow (never changes results)",
     )
     hall_of_fame_size: int = option(10, doc="best genomes kept across generations", ge=1)
     imports: tuple[str, ...] = option(

@@ -15,6 +15,7 @@ from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
 from neuro_evolution.evaluation.handlers.options import EvaluationConfig
 from neuro_evolution.evaluation.wrappers import WrapperConfig
+from neuro_evolution.observers.options import MlflowConfig, TensorBoardConfig
 from neuro_evolution.optimizers.base import OPTIMIZERS
 
 
@@ -48,6 +49,7 @@ def render_reference() -> str:
     ]
     for extra in _optional_sections():
         sections.append(extra)
+    sections += [("observers.tensorboard", TensorBoardConfig), ("observers.mlflow", MlflowConfig)]
     for name, cls in sections:
         lines += ["", f"## `{name}`", "", *_table(cls)]
     for kind, registry in (("optimizer", OPTIMIZERS), ("brain", BRAINS)):

@@ -214,6 +214,16 @@ def to_dict(config: Any) -> Any:
     return config
 
 
+def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    """Dotted key -> leaf value of a nested JSON object (e.g. a resolved config)."""
+    if isinstance(data, dict) and data:
+        result: dict[str, Any] = {}
+        for key, value in data.items():
+            result.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
+        return result
+    return {prefix: data}
+
+
 def field_docs(cls: type) -> list[tuple[str, str, Any, str]]:
     """(name, type, default, doc) for every field of a config class, for the config reference."""
     hints = typing.get_type_hints(cls)

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from neuro_evolution.brains.base import BrainConfig, BrainTemplate, make_template
 from neuro_evolution.config import ExperimentConfig, config_to_dict
@@ -28,11 +30,50 @@ from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.normalization import ObservationScaler, ObservationStatistics
 from neuro_evolution.novelty import NoveltyArchive
+from neuro_evolution.observers import install_observers
 from neuro_evolution.optimizers.base import Optimizer, make_optimizer
 from neuro_evolution.optimizers.cost import optimizer_cost_warning
 from neuro_evolution.results import Candidate, LogRow, RunDirectory
 from neuro_evolution.seeds import generation_seeds, optimizer_seed, template_rng, validation_seeds
 from neuro_evolution.validation import ValidationScore
+
+
+@dataclass(frozen=True)
+class EvaluationRequest:
+    """Evaluations a generation asks for: one per row of ``genomes``, with a base seed each."""
+
+    genomes: np.ndarray
+    seeds: np.ndarray
+    context: EvaluationContext
+
+
+# The optimizer's linear algebra runs on one BLAS thread. OpenBLAS splits e.g. CMA-ES's eigh
+# differently for 1 and 2 threads, and the results differ in the last bits (measured: a 78-gene
+# CMA-ES run diverged after 2 generations), so a run must not depend on the machine's thread
+# count. One thread also keeps it from fighting busy workers for the cores (measured in a
+# sweep: a 78 x 78 eigh took 114 ms on 2 threads against 2 busy workers, 0.4 ms on one).
+_BLAS = ThreadpoolController()
+
+
+def optimizer_math() -> Any:
+    """Context in which this process's BLAS uses one thread."""
+    return _BLAS.limit(limits=1, user_api="blas")
+
+
+GenerationWork = Generator[EvaluationRequest, list[EvaluationResult], dict[str, Any]]
+
+
+def run_generation(
+    work: GenerationWork,
+    evaluate: Callable[[np.ndarray, np.ndarray, EvaluationContext], list[EvaluationResult]],
+) -> dict[str, Any]:
+    """Drive ``work`` to its end, answering every request with ``evaluate``; its log row."""
+    request = next(work)
+    while True:
+        try:
+            request = work.send(evaluate(request.genomes, request.seeds, request.context))
+        except StopIteration as stop:
+            return stop.value
 
 
 def template_for_env(
@@ -108,10 +149,11 @@ class Experiment:
         self._started = False
         self._cost_checked = False
         self._clock_start = 0.0
+        self.after_generation: list[Callable[[Experiment], None]] = []
+        self.on_close: list[Callable[[Experiment], None]] = []  # e.g. observers finishing up
         self.run_directory: RunDirectory | None = None
         if run_dir is not None:
             self.attach_run_directory(run_dir)
-        self.after_generation: list[Callable[[Experiment], None]] = []
 
     def _observation_statistics(self) -> ObservationStatistics | None:
         """Running statistics when observations are normalized (1-D Box observations only)."""
@@ -137,6 +179,8 @@ class Experiment:
         """Write results into ``run_dir`` from now on (the resolved config at once)."""
         self.run_directory = RunDirectory(Path(run_dir), title=self.config.environment.label)
         self.run_directory.write_config(config_to_dict(self.config))
+        if self.config.observers.any:
+            install_observers(self, self.run_directory.path)
 
     @property
     def done(self) -> bool:
@@ -196,15 +240,14 @@ class Experiment:
             or self.generation >= self.config.number_generations
         )
 
-    def validate(self, candidate: Candidate) -> ValidationScore:
-        """Score ``candidate`` on the held-out episodes (in parallel, on the run's handler)."""
+    def validation_request(self, candidate: Candidate) -> EvaluationRequest:
+        """The held-out episodes that score ``candidate`` (one genome copy per episode)."""
         section = self.config.validation
         assert section is not None
         seeds = validation_seeds(self.config.random_seed, section.episodes)
         genomes = np.repeat(candidate.genome[None, :], len(seeds), axis=0)
         context = EvaluationContext(observation_scaler=candidate.scaler, validation=True)
-        results = self.handler.batch_evaluate(genomes, seeds, context)
-        return ValidationScore.from_results(self.generation, results)
+        return EvaluationRequest(genomes, seeds, context)
 
     def start(self) -> None:
         """Start the handler's workers (done by the first ``step`` if not called)."""
@@ -218,23 +261,17 @@ class Experiment:
         """Seconds this run has trained, over all sessions."""
         return self.elapsed_before + (time.perf_counter() - self._clock_start)
 
-    def evaluate(
+    def training_request(
         self, genomes: np.ndarray, scaler: ObservationScaler | None = None
-    ) -> list[EvaluationResult]:
-        """Evaluate genomes with this generation's episode seeds (and frozen normalization)."""
+    ) -> EvaluationRequest:
+        """Evaluations of ``genomes`` with this generation's episode seeds (and normalization)."""
         seeds = generation_seeds(
             self.config.random_seed,
             self.generation,
             len(genomes),
             self.config.episode_runner.fix_seed_for_generation,
         )
-        context = EvaluationContext(observation_scaler=scaler)
-        results = self.handler.batch_evaluate(genomes, seeds, context)
-        if len(results) != len(genomes):
-            raise RuntimeError(
-                f"handler returned {len(results)} results for {len(genomes)} genomes"
-            )
-        return results
+        return EvaluationRequest(genomes, seeds, EvaluationContext(observation_scaler=scaler))
 
     def selection_fitness(self, fitness: np.ndarray, results: list[EvaluationResult]) -> np.ndarray:
         """What the optimizer selects on: raw fitness, or its combination with novelty."""
@@ -246,15 +283,31 @@ class Experiment:
     def step(self) -> dict[str, Any]:
         """Run one generation and return its log row."""
         self.start()
-        genomes = self.optimizer.ask()
+        return run_generation(self.generation_work(), self.handler.batch_evaluate)
+
+    def generation_work(self) -> GenerationWork:
+        """One generation as a coroutine: it yields the evaluations it needs (the population,
+        then the validation when due), is sent their results, and returns the log row.
+
+        ``step`` answers each request on the run's handler; a sweep answers many runs' requests
+        on one shared pool. Both run this same code, so their results are identical.
+        """
+        with optimizer_math():
+            genomes = self.optimizer.ask()
         scaler = self.observation_scaler()
+        request = self.training_request(genomes, scaler)
         started = time.perf_counter()
-        results = self.evaluate(genomes, scaler)
+        results = yield request
         evaluated = time.perf_counter()
+        if len(results) != len(genomes):
+            raise RuntimeError(
+                f"handler returned {len(results)} results for {len(genomes)} genomes"
+            )
         fitness = np.array([r.fitness for r in results], dtype=np.float64)
         self.hall_of_fame.update(genomes, fitness, self.generation, scaler)
         told = time.perf_counter()
-        self.optimizer.tell(self.selection_fitness(fitness, results), self.hall_of_fame)
+        with optimizer_math():
+            self.optimizer.tell(self.selection_fitness(fitness, results), self.hall_of_fame)
         if not self._cost_checked:  # the first generation of this session measures the cost
             self._cost_checked = True
             self._warn_about_optimizer_cost(time.perf_counter() - told, evaluated - started)
@@ -264,7 +317,10 @@ class Experiment:
         generation = self.generation
         self.generation += 1
         candidate = self.candidate()
-        score = self.validate(candidate) if self.validation_due() else None
+        score = None
+        if self.validation_due():
+            validation = yield self.validation_request(candidate)
+            score = ValidationScore.from_results(self.generation, validation)
         candidate = candidate.with_score(score)
         row = LogRow(
             generation=generation,
@@ -344,6 +400,11 @@ class Experiment:
         }
 
     def close(self) -> None:
-        """Close the handler if this experiment made it."""
-        if self._owns_handler:
-            self.handler.close()
+        """Run the ``on_close`` hooks (once), and close the handler if this experiment made it."""
+        hooks, self.on_close = self.on_close, []
+        try:
+            for hook in hooks:
+                hook(self)
+        finally:
+            if self._owns_handler:
+                self.handler.close()

@@ -32,6 +32,7 @@ from neuro_evolution.checkpoint import (
     read_checkpoint,
 )
 from neuro_evolution.config import ExperimentConfig, config_to_dict, parse_config
+from neuro_evolution.configtools import flatten
 from neuro_evolution.errors import ConfigError, ResumeError
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.experiment import Experiment
@@ -44,16 +45,6 @@ from neuro_evolution.training_status import (
     warn,
     warn_about_versions,
 )
-
-
-def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
-    """Dotted key -> leaf value of a nested JSON object."""
-    if isinstance(data, dict) and data:
-        result: dict[str, Any] = {}
-        for key, value in data.items():
-            result.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
-        return result
-    return {prefix: data}
 
 
 def changed_keys(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
@@ -128,8 +119,8 @@ def resumed_config(
     if changed:
         raise ResumeError(
             f"{run_dir / CONFIG_FILE}: changed since the checkpoint ({', '.join(changed)}); a "
-            "resume may only change number_generations (--generations) and the evaluation "
-            "section (--handler, --workers, ...): undo the change or start a new run"
+            "resume may only change number_generations (--generations), observers and the "
+            "evaluation section (--handler, --workers, ...): undo the change or start a new run"
         )
     if number_generations is not None:
         data["number_generations"] = number_generations

@@ -25,13 +25,14 @@ LAYERS: list[set[str]] = [
     {"brains", "optimizers"},
     {"novelty"},
     {"evaluation"},
-    {"validation"},
+    {"validation", "observers"},
     {"config", "results"},
     {"config_reference", "experiment", "training_status"},
     {"checkpoint"},
     {"resume"},
     {"cli"},
     {"train", "replay"},
+    {"sweep", "compare"},
 ]
 
 

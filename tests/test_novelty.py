@@ -204,17 +204,19 @@ def test_with_novelty_weight_1_the_optimizer_is_told_the_novelty_ranks():
     experiment = Experiment(parse_config(data))
     told: list[np.ndarray] = []
     evaluated: list[list] = []
-    tell, evaluate = experiment.optimizer.tell, experiment.evaluate
+    tell, evaluate = experiment.optimizer.tell, experiment.handler.batch_evaluate
 
     def spy_tell(fitness, hall_of_fame):
         told.append(np.array(fitness))
         tell(fitness, hall_of_fame)
 
-    def spy_evaluate(genomes, scaler=None):
-        evaluated.append(evaluate(genomes, scaler))
-        return evaluated[-1]
+    def spy_evaluate(genomes, seeds, context):
+        results = evaluate(genomes, seeds, context)
+        if not context.validation:
+            evaluated.append(results)
+        return results
 
-    experiment.optimizer.tell, experiment.evaluate = spy_tell, spy_evaluate
+    experiment.optimizer.tell, experiment.handler.batch_evaluate = spy_tell, spy_evaluate
     for _ in range(3):
         archive = experiment.novelty.behaviors.copy()
         experiment.step()

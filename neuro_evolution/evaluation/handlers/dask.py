@@ -358,3 +358,14 @@ class DaskHandler(EvaluationHandler):
     def client(self) -> Client | None:
         """The Dask client while started (for diagnostics)."""
         return self._client
+
+    def connect(self) -> Client:
+        """The client, connecting (or starting the LocalCluster) on first use, without a plugin:
+        a sweep shares it among its runs, each registering a plugin of its own."""
+        if self._client is None:
+            self._client = self._connect()
+        return self._client
+
+    def slots(self) -> int:
+        """Task slots of the connected cluster (see :meth:`connect`)."""
+        return self._slots()

@@ -1,0 +1,49 @@
+"""TensorBoard event files: one scalar per log column per generation (extra ``tensorboard``).
+
+Written with the tensorboard package's own event writer, no TensorFlow or PyTorch needed. A
+resumed run appends a new event file to the same folder, starting with a ``SessionLog.START``
+at the generation it resumes from: TensorBoard's reader then drops the events of generations
+that an interrupted session logged after its last checkpoint, so no step appears twice.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from neuro_evolution.observers import row_metrics
+from neuro_evolution.observers.options import TensorBoardConfig
+
+if TYPE_CHECKING:
+    from neuro_evolution.experiment import Experiment
+
+
+class TensorBoardObserver:
+    """Writes each generation's row into ``RUN_DIR/<directory>``."""
+
+    def __init__(self, section: TensorBoardConfig, run_dir: Path, generation: int) -> None:
+        from tensorboard.compat.proto.event_pb2 import Event, SessionLog
+        from tensorboard.compat.proto.summary_pb2 import Summary
+        from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+        self._event, self._summary = Event, Summary
+        self.writer = EventFileWriter(str(Path(run_dir) / section.directory), flush_secs=5)
+        # readers drop earlier events with step >= generation: a resume redoes those
+        start = SessionLog(status=SessionLog.START)
+        self.writer.add_event(Event(step=generation, wall_time=time.time(), session_log=start))
+
+    def __call__(self, experiment: Experiment) -> None:
+        row = experiment.log[-1]
+        values = [
+            self._summary.Value(tag=key, simple_value=value)
+            for key, value in row_metrics(row).items()
+        ]
+        event = self._event(
+            step=row["generation"], wall_time=time.time(), summary=self._summary(value=values)
+        )
+        self.writer.add_event(event)
+        self.writer.flush()
+
+    def close(self, experiment: Experiment) -> None:
+        self.writer.close()

@@ -1,0 +1,191 @@
+"""Command line: ``python -m neuro_evolution.sweep CONFIG.json [--seeds 1-10] [--set K=V1,V2]``.
+
+Every (settings, seed) combination is an ordinary run directory under ``--out`` (default
+``sweeps/<config-name>``), named by its settings, e.g. ``optimizer.sigma=0.1/seed-3``; ``replay``
+and ``train --resume`` work on it. The runs share one pool (``--handler mp``, the default), one
+Dask cluster (``--handler dask [--scheduler ADDRESS]``; this process writes every file) or this
+process (``sequential``).
+
+Stopping: the first Ctrl-C (or SIGTERM) lets every open run finish its generation and write a
+checkpoint, then exits 130 (143); a second one stops at once. Running the same command again
+skips the runs that ended and resumes the others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from neuro_evolution.cli import run_cli
+from neuro_evolution.errors import UserError
+from neuro_evolution.evaluation.handlers.options import START_METHODS
+from neuro_evolution.sweep.grid import (
+    RunPlan,
+    expand_grid,
+    parse_seeds,
+    parse_setting,
+    read_config_data,
+)
+from neuro_evolution.sweep.pools import POOL_HANDLERS, make_pool
+from neuro_evolution.sweep.scheduler import Sweep, SweepSummary
+from neuro_evolution.train import StopRequest, apply_overrides, stop_signals
+
+PROGRAM = "neuro_evolution.sweep"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``sweep`` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {PROGRAM}",
+        description="Train every combination of seeds and settings of a config on one shared "
+        "pool; compare them with python -m neuro_evolution.compare.",
+    )
+    parser.add_argument("config", type=Path, help="experiment config (JSON)")
+    parser.add_argument(
+        "--seeds", help="run seeds, e.g. 1-10 or 1,3,5-7 (default: the config's random_seed)"
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2",
+        help="a dotted config key and its values, e.g. optimizer.sigma=0.1,0.3 (repeatable: "
+        "a grid); values are JSON where they parse, else strings",
+    )
+    parser.add_argument("--out", type=Path, help="sweep directory (default: sweeps/<config>)")
+    parser.add_argument("--handler", choices=POOL_HANDLERS, help="shared pool (default: mp)")
+    parser.add_argument("--workers", type=int, help="worker processes for mp/dask (0: per core)")
+    parser.add_argument("--start-method", choices=START_METHODS, help="start method for mp")
+    parser.add_argument(
+        "--scheduler", help="existing Dask scheduler: tcp://HOST:PORT or a scheduler file"
+    )
+    parser.add_argument(
+        "--vectorize", action="store_true", default=None, help="workers evaluate vectorized"
+    )
+    parser.add_argument("--generations", type=int, help="override number_generations")
+    parser.add_argument(
+        "--parallel-runs",
+        type=int,
+        help="runs open at once, sharing the workers (default: 4 per worker)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def plans_from_arguments(args: argparse.Namespace) -> list[RunPlan]:
+    """Every run of the sweep, configs validated and command-line overrides applied."""
+    data = read_config_data(args.config)
+    settings = [parse_setting(text) for text in args.set]
+    for setting in settings:
+        if setting.key.split(".")[0] == "evaluation":
+            raise UserError(
+                f"--set {setting.key}: every run of a sweep shares one pool; use --handler, "
+                "--workers, ... instead"
+            )
+    seeds = parse_seeds(args.seeds) if args.seeds else [int(data.get("random_seed", 0))]
+    if args.handler is None:
+        args.handler = "mp"  # a sweep always shares a pool; the config's handler may be another
+    plans = expand_grid(data, settings, seeds)
+    return [dataclasses.replace(p, config=apply_overrides(p.config, args)) for p in plans]
+
+
+@contextmanager
+def one_line_warnings() -> Iterator[None]:
+    """Print every warning raised inside the block as one ``PROGRAM: warning: ...`` line."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        try:
+            yield
+        finally:
+            for warning in caught:
+                message = str(warning.message).splitlines()[0]
+                print(f"{PROGRAM}: warning: {message}", file=sys.stderr, flush=True)
+
+
+class Progress:
+    """The progress bar: runs done of all, runs open and waiting, best validation so far."""
+
+    def __init__(self, total: int, show: bool) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=total, unit="run", disable=not show, dynamic_ncols=True)
+
+    def __call__(self, sweep: Sweep) -> None:
+        best = sweep.summary.best_validation
+        self.bar.update(sweep.done - self.bar.n)
+        self.bar.set_postfix_str(
+            f"running {len(sweep.open)}, left {len(sweep.waiting)}, best validation "
+            + ("-" if best is None else f"{best:.4g}"),
+            refresh=True,
+        )
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def report(summary: SweepSummary, total: int, directory: Path) -> list[str]:
+    """The end-of-sweep lines."""
+    ended = len(summary.finished) + len(summary.skipped)
+    best = summary.best_validation
+    lines = [
+        f"sweep: {ended} of {total} runs ended ({len(summary.finished)} now, "
+        f"{len(summary.skipped)} before); {len(summary.solved)} reached the validation target",
+        "best validation mean: " + ("none" if best is None else f"{best:.6g}"),
+        f"workers busy {summary.busy_fraction:.0%} of {summary.wall_time:.1f} s "
+        f"({summary.slots} worker slots)",
+        f"results: {directory}",
+        f"compare: python -m neuro_evolution.compare {directory}",
+    ]
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    request = StopRequest()
+
+    def sweep() -> int:
+        if args.parallel_runs is not None and args.parallel_runs < 1:
+            raise UserError(f"--parallel-runs must be >= 1, got {args.parallel_runs}")
+        plans = plans_from_arguments(args)
+        directory = args.out or Path("sweeps") / args.config.stem
+        section = plans[0].config.evaluation
+        slots_guess = section.worker_count if section.handler != "sequential" else 1
+        parallel = args.parallel_runs or max(2, 4 * slots_guess)
+        pool = make_pool(section, parallel)
+        progress = Progress(len(plans), show=not args.quiet)
+        try:
+            if not args.quiet:
+                print(f"sweep: {len(plans)} runs in {directory}; {pool.describe()}", flush=True)
+            runner = Sweep(plans, directory, pool, parallel, request.requested, progress)
+            with stop_signals(request), request.graceful(), one_line_warnings():
+                summary = runner.run()
+        finally:
+            progress.close()
+            pool.close()
+        if request.signal is not None and len(summary.finished) + len(summary.skipped) < len(plans):
+            print(
+                f"stopped: {len(summary.stopped)} runs checkpointed; run the same command again "
+                "to continue"
+            )
+            return 128 + request.signal
+        for line in report(summary, len(plans), directory):
+            print(line)
+        return 0
+
+    return run_cli(sweep, PROGRAM)
+
+
+def summary_data(summary: SweepSummary) -> dict[str, Any]:
+    """The summary as plain data (for scripts)."""
+    return {**dataclasses.asdict(summary), "busy_fraction": summary.busy_fraction}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

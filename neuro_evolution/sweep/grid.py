@@ -1,0 +1,170 @@
+"""A sweep's grid: seeds x settings, each run a validated config with a directory name.
+
+``--seeds 1-3,7`` and ``--set optimizer.sigma=0.1,0.3`` (repeatable) expand to every combination.
+Each value is read as JSON where it parses (``0.1``, ``true``, ``[4, 4]``, ``null``) and as a
+plain string otherwise (``tanh``), put at its dotted key of the config file's data, and the whole
+config is validated like the file, so a wrong key or value is one line naming the field.
+A run's directory is ``<settings>/seed-<n>`` under the sweep directory, named by the settings
+that take more than one value, e.g. ``optimizer.sigma=0.1/seed-3`` (``base/seed-3`` when none
+does).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import itertools
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from neuro_evolution.config import ExperimentConfig, parse_config
+from neuro_evolution.errors import ConfigError, UserError
+
+BASE_NAME = "base"  # the settings directory of a sweep without --set
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=+,\[\]\-]")
+
+
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """One ``--set KEY=V1,V2,...``: a dotted config key and the values it takes."""
+
+    key: str
+    values: tuple[Any, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunPlan:
+    """One run of a sweep: its name (directory relative to the sweep) and its config."""
+
+    name: str
+    settings: tuple[tuple[str, Any], ...]  # (key, value) of every --set, in command order
+    seed: int
+    config: ExperimentConfig
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"1-3,7"`` -> ``[1, 2, 3, 7]`` (order kept, duplicates refused)."""
+    seeds: list[int] = []
+    for part in text.split(","):
+        match = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+        if match is None:
+            raise UserError(f"--seeds: {part.strip()!r} is not N or N-M (e.g. --seeds 1-10,15)")
+        first = int(match.group(1))
+        last = int(match.group(2)) if match.group(2) is not None else first
+        if last < first:
+            raise UserError(f"--seeds: {part.strip()!r} runs backwards; write {last}-{first}")
+        seeds.extend(range(first, last + 1))
+    duplicated = sorted({s for s in seeds if seeds.count(s) > 1})
+    if duplicated:
+        raise UserError(f"--seeds: seed {duplicated[0]} is given twice")
+    return seeds
+
+
+def parse_value(text: str) -> Any:
+    """A ``--set`` value: JSON where it parses, else the text itself."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def split_values(text: str) -> list[str]:
+    """Split ``V1,V2`` at top-level commas (not inside JSON lists/objects or strings)."""
+    values, depth, quoted, current = [], 0, False, ""
+    for char in text:
+        if char == '"':
+            quoted = not quoted
+        elif not quoted and char in "[{":
+            depth += 1
+        elif not quoted and char in "]}":
+            depth -= 1
+        if char == "," and depth == 0 and not quoted:
+            values.append(current)
+            current = ""
+        else:
+            current += char
+    values.append(current)
+    return values
+
+
+def parse_setting(text: str) -> Setting:
+    """``"optimizer.sigma=0.1,0.3"`` -> Setting("optimizer.sigma", (0.1, 0.3))."""
+    key, sign, values = text.partition("=")
+    key = key.strip()
+    if not sign or not key or not values.strip():
+        raise UserError(f"--set {text!r}: write KEY=VALUE[,VALUE...], e.g. optimizer.sigma=0.1,0.3")
+    if key == "random_seed":
+        raise UserError("--set random_seed: use --seeds for the seeds of a sweep")
+    parsed = tuple(parse_value(v.strip()) for v in split_values(values))
+    if len(set(map(json.dumps, parsed))) != len(parsed):
+        raise UserError(f"--set {key}: a value is given twice")
+    return Setting(key, parsed)
+
+
+def set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
+    """``data[a][b] = value`` for ``key = "a.b"``, creating missing sections."""
+    *path, last = key.split(".")
+    node = data
+    for index, part in enumerate(path):
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        if not isinstance(child, dict):
+            where = ".".join(path[: index + 1])
+            raise ConfigError(key, f"{where} is not a section of the config (it is {child!r})")
+        node = child
+    node[last] = value
+
+
+def value_text(value: Any) -> str:
+    """A value as it appears in a directory name (strings without quotes)."""
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+def settings_name(settings: tuple[tuple[str, Any], ...]) -> str:
+    """The directory of a combination of settings, e.g. ``optimizer.sigma=0.1``."""
+    if not settings:
+        return BASE_NAME
+    text = ",".join(f"{key}={value_text(value)}" for key, value in settings)
+    return _UNSAFE.sub("_", text)
+
+
+def expand_grid(data: dict[str, Any], settings: list[Setting], seeds: list[int]) -> list[RunPlan]:
+    """Every (settings, seed) run of the grid, each config validated (ConfigError on a bad one)."""
+    keys = [s.key for s in settings]
+    if len(set(keys)) != len(keys):
+        raise UserError("--set: a key is given twice; list its values in one --set KEY=V1,V2")
+    plans = []
+    for combination in itertools.product(*(s.values for s in settings)):
+        chosen = tuple(zip(keys, combination))
+        for seed in seeds:
+            run = copy.deepcopy(data)
+            for key, value in chosen:
+                set_dotted(run, key, value)
+            run["random_seed"] = seed
+            config = parse_config(run)
+            varying = tuple((k, v) for (k, v), s in zip(chosen, settings) if len(s.values) > 1)
+            name = f"{settings_name(varying)}/seed-{seed}"
+            plans.append(RunPlan(name, chosen, seed, config))
+    names = [plan.name for plan in plans]
+    clash = next((n for n in names if names.count(n) > 1), None)
+    if clash is not None:
+        raise UserError(f"--set: two settings give the same directory name {clash!r}")
+    return plans
+
+
+def read_config_data(path: Path) -> dict[str, Any]:
+    """The config file's JSON object (errors as one-line ConfigErrors, like ``load_config``)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise ConfigError("", f"{path}: no such config file") from None
+    except json.JSONDecodeError as error:
+        raise ConfigError(
+            "", f"{path}: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError("", f"{path}: must hold a JSON object")
+    return data

@@ -1,0 +1,216 @@
+"""The sweep loop: many runs advance on one shared pool, each as soon as its work is back.
+
+Every run is an ordinary :class:`~neuro_evolution.experiment.Experiment` with its own run
+directory and checkpoints; its generations run as :meth:`Experiment.generation_work`, the code
+``train`` runs, so a run's files equal those of ``train`` on its config alone (wall time aside).
+Up to ``parallel_runs`` runs are open at once; whenever a run's request completes, its
+coroutine is sent the results at once and its next request is queued, without waiting for
+other runs.
+
+Stop and restart: when ``should_stop`` turns true no new run opens, and every open run stops at
+its next generation boundary with a checkpoint (its Checkpointer raises TrainingStopped). On
+the next session, a run directory with a checkpoint is resumed (or skipped when done), one
+without is started again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import shutil
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from neuro_evolution.checkpoint import TrainingStopped, install_checkpoints
+from neuro_evolution.config import config_to_dict
+from neuro_evolution.errors import UserError
+from neuro_evolution.experiment import Experiment, GenerationWork
+from neuro_evolution.resume import changed_keys, read_run_config, resume_experiment
+from neuro_evolution.sweep.grid import RunPlan
+from neuro_evolution.sweep.pools import PooledRun, RunPool
+from neuro_evolution.training_status import STATUS_FILE
+
+WAIT_SECONDS = 0.25  # how often the loop looks at a stop request while chunks are out
+PLOT_SECONDS = 30.0  # a run's fitness.png is redrawn at most this often (and at its end)
+
+
+@dataclasses.dataclass
+class OpenRun:
+    """A run being trained: its experiment, its handler on the pool, its current generation."""
+
+    plan: RunPlan
+    experiment: Experiment
+    handler: PooledRun
+    work: GenerationWork | None = None
+
+
+@dataclasses.dataclass
+class SweepSummary:
+    """What a sweep session did."""
+
+    finished: list[str] = dataclasses.field(default_factory=list)  # ran to their end now
+    skipped: list[str] = dataclasses.field(default_factory=list)  # had ended before
+    stopped: list[str] = dataclasses.field(default_factory=list)  # checkpointed on a stop
+    solved: list[str] = dataclasses.field(default_factory=list)  # reached validation.target
+    best_validation: float | None = None
+    wall_time: float = 0.0
+    busy_seconds: float = 0.0  # summed over workers, measured inside them
+    slots: int = 1
+
+    @property
+    def busy_fraction(self) -> float:
+        """Share of the workers' time spent evaluating during the session."""
+        return self.busy_seconds / (self.slots * self.wall_time) if self.wall_time else 0.0
+
+
+class Sweep:
+    """Runs ``plans`` under ``directory`` on ``pool`` (which it does not close)."""
+
+    def __init__(
+        self,
+        plans: list[RunPlan],
+        directory: Path,
+        pool: RunPool,
+        parallel_runs: int,
+        should_stop: Callable[[], bool] | None = None,
+        on_progress: Callable[[Sweep], None] | None = None,
+    ) -> None:
+        self.plans = plans
+        self.directory = Path(directory)
+        self.pool = pool
+        self.parallel_runs = max(1, parallel_runs)
+        self.should_stop = should_stop or (lambda: False)
+        self.on_progress = on_progress or (lambda sweep: None)
+        self.summary = SweepSummary(slots=pool.slots)
+        self.open: dict[int, OpenRun] = {}  # ticket of its request in flight -> run
+        self.waiting: deque[RunPlan] = deque()
+
+    # --- opening runs -------------------------------------------------------------------------
+    def run_directory(self, plan: RunPlan) -> Path:
+        return self.directory / plan.name
+
+    def open_run(self, plan: RunPlan) -> OpenRun | None:
+        """A started run of ``plan`` (new or resumed), or None when it had ended before."""
+        run_dir = self.run_directory(plan)
+        handler = PooledRun(self.pool, plan.name)
+        if (run_dir / STATUS_FILE).is_file():
+            self.check_same_config(plan, run_dir)
+            experiment = resume_experiment(
+                run_dir,
+                number_generations=plan.config.number_generations,
+                handler=handler,
+                should_stop=self.should_stop,
+            )
+            if experiment.done:
+                experiment.close()
+                self.note_end(plan, experiment, self.summary.skipped)
+                return None
+            experiment.start()
+        else:
+            if run_dir.exists():  # an earlier session stopped it before its first checkpoint
+                shutil.rmtree(run_dir)
+            experiment = Experiment(plan.config, handler=handler)
+            try:
+                experiment.start()
+                experiment.attach_run_directory(run_dir)
+                install_checkpoints(experiment, should_stop=self.should_stop)
+            except BaseException:
+                experiment.close()
+                handler.close()
+                raise
+        assert experiment.run_directory is not None
+        experiment.run_directory.plot_every = PLOT_SECONDS  # many runs draw at once
+        return OpenRun(plan, experiment, handler)
+
+    def check_same_config(self, plan: RunPlan, run_dir: Path) -> None:
+        """Refuse to resume a run directory that holds another config than the sweep's."""
+        changed = changed_keys(read_run_config(run_dir), config_to_dict(plan.config))
+        if changed:
+            raise UserError(
+                f"{run_dir}: holds a run of another config ({', '.join(changed)} differ from "
+                "this sweep's); give the sweep another --out directory"
+            )
+
+    # --- the loop -----------------------------------------------------------------------------
+    def run(self) -> SweepSummary:
+        """Train every plan to its end (or until stopped); closes the runs it opened."""
+        start = time.perf_counter()
+        busy_before = self.pool.busy_seconds
+        self.waiting = deque(self.plans)
+        try:
+            while True:
+                while (
+                    self.waiting and len(self.open) < self.parallel_runs and not self.should_stop()
+                ):
+                    run = self.open_run(self.waiting.popleft())
+                    if run is not None:
+                        self.advance(run)
+                    self.on_progress(self)
+                if not self.open:
+                    break
+                for ticket, results in self.pool.wait(WAIT_SECONDS):
+                    self.advance(self.open.pop(ticket), results)
+                    self.on_progress(self)
+        finally:
+            for run in self.open.values():
+                run.experiment.close()
+                run.handler.close()
+            self.open.clear()
+            self.summary.wall_time = time.perf_counter() - start
+            self.summary.busy_seconds = self.pool.busy_seconds - busy_before
+        return self.summary
+
+    def advance(self, run: OpenRun, results: Any = None) -> None:
+        """Send ``results`` to the run's generation (a new one when None) and queue what it asks
+        for next; a finished generation starts the next one, a finished run closes."""
+        while True:
+            try:
+                if results is None:
+                    run.work = run.experiment.generation_work()
+                    request = next(run.work)
+                else:
+                    assert run.work is not None
+                    request = run.work.send(results)
+            except StopIteration:
+                self.note_rows(run.experiment.log[-1:])
+                if run.experiment.done:
+                    self.close_run(run, self.summary.finished)
+                    return
+                results = None
+                continue
+            except TrainingStopped:
+                self.close_run(run, self.summary.stopped)
+                return
+            except BaseException:
+                run.experiment.close()
+                run.handler.close()
+                raise
+            self.open[self.pool.submit(run.plan.name, request)] = run
+            return
+
+    def close_run(self, run: OpenRun, into: list[str]) -> None:
+        run.experiment.close()
+        run.handler.close()
+        self.note_end(run.plan, run.experiment, into)
+
+    def note_end(self, plan: RunPlan, experiment: Experiment, into: list[str]) -> None:
+        into.append(plan.name)
+        if experiment.solved is not None:
+            self.summary.solved.append(plan.name)
+        self.note_rows(experiment.log)
+
+    def note_rows(self, rows: list[dict[str, Any]]) -> None:
+        """Keep the best validation mean seen in any run."""
+        for row in rows:
+            mean = row.get("validation_mean")
+            if mean is not None and not math.isnan(mean):
+                best = self.summary.best_validation
+                self.summary.best_validation = mean if best is None else max(best, mean)
+
+    @property
+    def done(self) -> int:
+        """Runs that reached their end (in this session or before)."""
+        return len(self.summary.finished) + len(self.summary.skipped)

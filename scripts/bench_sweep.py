@@ -1,0 +1,115 @@
+"""Benchmark: 8 seeds of a small-population config as one sweep versus 8 runs one after another.
+
+The config is ``configs/cartpole.json`` with population 20 (CMA-ES, 6-neuron CTRNN, 5 episodes
+per evaluation, 30 generations, validation every 10). Measured in the same process, alternating:
+
+- sequence: 8 runs, each as ``train`` runs it (an Experiment with its own mp pool of W workers,
+  a run directory and checkpoints), one after another;
+- sweep: the 8 runs on one shared mp pool of W workers (``neuro_evolution.sweep``).
+
+Prints the wall time of each, the ratio sweep / sequence (target <= 0.6), and the share of the
+sweep's wall time that the workers spent evaluating, summed inside the workers (target >= 85%).
+Both end with the same 8 logs (wall time aside); the script checks that too.
+
+Usage: python scripts/bench_sweep.py [--workers 2] [--repeats 3] [--seeds 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from neuro_evolution.checkpoint import install_checkpoints
+from neuro_evolution.config import load_config
+from neuro_evolution.evaluation.handlers.options import evaluation_config
+from neuro_evolution.experiment import Experiment
+from neuro_evolution.results import read_log
+from neuro_evolution.sweep.grid import RunPlan
+from neuro_evolution.sweep.pools import make_pool
+from neuro_evolution.sweep.scheduler import Sweep
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def plans(seeds: int, workers: int) -> list[RunPlan]:
+    config = load_config(ROOT / "configs" / "cartpole.json")
+    config = dataclasses.replace(
+        config,
+        optimizer=dataclasses.replace(config.optimizer, population_size=20),
+        evaluation=evaluation_config("mp", workers=workers),
+    )
+    return [
+        RunPlan(f"seed-{seed}", (), seed, dataclasses.replace(config, random_seed=seed))
+        for seed in range(1, seeds + 1)
+    ]
+
+
+def run_sequence(runs: list[RunPlan], directory: Path) -> float:
+    """Seconds for the runs one after another, each with its own pool (as ``train`` does)."""
+    start = time.perf_counter()
+    for plan in runs:
+        experiment = Experiment(plan.config)
+        experiment.start()
+        experiment.attach_run_directory(directory / plan.name)
+        install_checkpoints(experiment)
+        experiment.run(progress=False)
+    return time.perf_counter() - start
+
+
+def run_sweep(runs: list[RunPlan], directory: Path) -> tuple[float, float]:
+    """(seconds, worker busy fraction) of the runs as one sweep, pool start-up included."""
+    start = time.perf_counter()
+    pool = make_pool(runs[0].config.evaluation, parallel_runs=len(runs))
+    try:
+        summary = Sweep(runs, directory, pool, parallel_runs=len(runs)).run()
+    finally:
+        pool.close()
+    seconds = time.perf_counter() - start
+    return seconds, summary.busy_seconds / (pool.slots * seconds)
+
+
+def same_logs(a: Path, b: Path, runs: list[RunPlan]) -> bool:
+    def strip(path: Path) -> list[dict]:
+        return [{k: v for k, v in r.items() if k != "wall_time"} for r in read_log(path)]
+
+    return all(strip(a / p.name / "log.csv") == strip(b / p.name / "log.csv") for p in runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=8)
+    args = parser.parse_args()
+    runs = plans(args.seeds, args.workers)
+    sequence_times, sweep_times, busy = [], [], []
+    for repeat in range(args.repeats):
+        with tempfile.TemporaryDirectory() as tmp:
+            sequence_times.append(run_sequence(runs, Path(tmp) / "sequence"))
+            seconds, fraction = run_sweep(runs, Path(tmp) / "sweep")
+            sweep_times.append(seconds)
+            busy.append(fraction)
+            identical = same_logs(Path(tmp) / "sequence", Path(tmp) / "sweep", runs)
+        print(
+            f"repeat {repeat + 1}: sequence {sequence_times[-1]:.2f} s, sweep {seconds:.2f} s, "
+            f"ratio {seconds / sequence_times[-1]:.2f}, workers busy {fraction:.1%}, "
+            f"logs identical: {identical}",
+            flush=True,
+        )
+    sequence, sweep = statistics.median(sequence_times), statistics.median(sweep_times)
+    print(
+        f"\n{args.seeds} seeds of configs/cartpole.json with population 20, {args.workers} mp "
+        f"workers, median of {args.repeats}:"
+    )
+    print(f"  8 train runs in sequence: {sequence:.2f} s")
+    print(f"  one sweep:                {sweep:.2f} s")
+    print(f"  ratio sweep / sequence:   {sweep / sequence:.2f}  (target <= 0.6)")
+    print(f"  workers busy in sweep:    {statistics.median(busy):.1%}  (target >= 85%)")
+
+
+if __name__ == "__main__":
+    main()

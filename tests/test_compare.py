@@ -1,0 +1,120 @@
+"""``python -m neuro_evolution.compare``: groups a sweep's runs by settings; its table's numbers
+are recomputed here from the runs' log.csv files; the plot is a PNG with every panel."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import small_config
+
+from neuro_evolution import compare
+from neuro_evolution.results import read_log
+from neuro_evolution.sweep import cli as sweep_cli
+
+TARGET = 30.0
+
+
+@pytest.fixture(scope="module")
+def sweep_dir(tmp_path_factory) -> Path:
+    """2 sigmas x 4 seeds of a small CMA-ES CartPole whose validation target some runs reach."""
+    tmp = tmp_path_factory.mktemp("compare")
+    data = small_config(
+        number_generations=6,
+        optimizer={"type": "CMA_ES", "population_size": 8, "sigma": 0.3},
+        episode_runner={"number_fitness_runs": 1, "max_steps_per_run": 60},
+        validation={"every_generations": 1, "episodes": 3, "target": TARGET},
+    )
+    config = tmp / "c.json"
+    config.write_text(json.dumps(data))
+    out = tmp / "sweep"
+    args = [str(config), "--seeds", "1-4", "--set", "optimizer.sigma=0.05,0.8", "--out", str(out)]
+    assert sweep_cli.main([*args, "--handler", "sequential", "--quiet"]) == 0
+    assert compare.main([str(out)]) == 0
+    return out
+
+
+def table_rows(md: str) -> dict[str, list[str]]:
+    rows = {}
+    for line in md.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("| optimizer.sigma="):
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def median_of(text: str) -> float:
+    return float(text.split(" [")[0])
+
+
+def interval_of(text: str) -> tuple[float, float]:
+    low, high = re.search(r"\[(.*), (.*)\]", text).groups()
+    return float(low), float(high)
+
+
+@pytest.mark.parametrize("sigma", ["0.05", "0.8"])
+def test_table_numbers_are_those_of_the_logs(sweep_dir, sigma):
+    """Per group: run count, median final validation mean, runs that reached the target, and
+    the median wall time and env steps of the first validation at or above the target."""
+    rows = table_rows((sweep_dir / "comparison.md").read_text())
+    cells = rows[f"optimizer.sigma={sigma}"]
+    logs = [
+        read_log(p / "log.csv") for p in sorted((sweep_dir / f"optimizer.sigma={sigma}").iterdir())
+    ]
+    assert len(logs) == 4 and cells[0] == "4"
+    finals = [
+        [r for r in log if r["validation_mean"] is not None][-1]["validation_mean"] for log in logs
+    ]
+    assert median_of(cells[1]) == pytest.approx(np.median(finals), rel=1e-5)
+    low, high = interval_of(cells[1])
+    assert min(finals) <= low <= np.median(finals) <= high <= max(finals)
+    assert cells[2] == f"{TARGET:g}"
+    firsts = [next((r for r in log if (r["validation_mean"] or 0) >= TARGET), None) for log in logs]
+    reached = [r for r in firsts if r is not None]
+    assert cells[3] == f"{len(reached)}/4"
+    if reached:
+        assert median_of(cells[4]) == pytest.approx(
+            np.median([r["wall_time"] for r in reached]), rel=1e-5
+        )
+        steps = [r["env_steps_total"] for r in reached]
+        assert median_of(cells[5]) == pytest.approx(np.median(steps), rel=1e-5)
+    else:
+        assert cells[4] == cells[5] == "-"
+
+
+def test_the_sweep_has_runs_that_reached_the_target_and_runs_that_did_not(sweep_dir):
+    """The fixture is informative: the counts and medians cover both kinds of run."""
+    rows = table_rows((sweep_dir / "comparison.md").read_text())
+    reached = [int(cells[3].split("/")[0]) for cells in rows.values()]
+    assert sum(reached) > 0 and min(reached) < 4
+
+
+def test_plot_is_a_png_with_six_panels_and_a_legend(sweep_dir):
+    from matplotlib.image import imread
+
+    image = imread(sweep_dir / "comparison.png")
+    assert image.shape[1] == 1500 and image.shape[0] > 900
+    groups = compare.group_runs(compare.find_runs([sweep_dir]))
+    assert [g.label for g in groups] == ["optimizer.sigma=0.05", "optimizer.sigma=0.8"]
+    assert all(len(g.runs) == 4 for g in groups)
+
+
+def test_bootstrap_median_interval():
+    assert compare.bootstrap_median([]) is None
+    assert compare.bootstrap_median([3.0, 3.0, 3.0]) == (3.0, 3.0, 3.0)
+    median, low, high = compare.bootstrap_median(list(range(21)))
+    assert median == 10 and low < 10 < high and low >= 0 and high <= 20
+    # a slow, obviously-correct reference with the same draws
+    rng = np.random.default_rng(0)
+    data = np.arange(21.0)
+    draws = rng.integers(0, 21, (compare.BOOTSTRAP_RESAMPLES, 21))
+    medians = sorted(float(np.median(data[row])) for row in draws)
+    assert (low, high) == tuple(np.percentile(medians, [2.5, 97.5]))
+
+
+def test_step_values_keep_the_last_value_after_a_run_ended():
+    values = compare.step_values(np.array([1.0, 3.0]), np.array([5.0, 7.0]), np.arange(5.0))
+    assert np.isnan(values[0]) and list(values[1:]) == [5.0, 5.0, 7.0, 7.0]

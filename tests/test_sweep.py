@@ -1,0 +1,260 @@
+"""``python -m neuro_evolution.sweep``: runs on a shared pool equal the same configs trained
+alone; a sweep stopped with SIGINT skips its ended runs and resumes the others when run again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import small_config
+
+from neuro_evolution import replay, train
+from neuro_evolution.atomic import load_npz
+from neuro_evolution.errors import ConfigError, UserError
+from neuro_evolution.results import read_log
+from neuro_evolution.sweep import cli as sweep_cli
+from neuro_evolution.sweep.grid import expand_grid, parse_seeds, parse_setting, split_values
+
+SIGMAS = (0.1, 0.5)
+SEEDS = (1, 2, 3, 4)
+
+
+def sweep_config(tmp_path: Path, **changes: Any) -> Path:
+    """A small CMA-ES CartPole config with validation and checkpoints every 2 generations."""
+    defaults: dict[str, Any] = {
+        "number_generations": 4,
+        "optimizer": {"type": "CMA_ES", "population_size": 8, "sigma": 0.3},
+        "episode_runner": {"number_fitness_runs": 1, "max_steps_per_run": 80},
+        "validation": {"every_generations": 2, "episodes": 3},
+        "checkpoint": {"every_generations": 2},
+    }
+    data = small_config(**{**defaults, **changes})
+    path = tmp_path / "sweep.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def run_files(run_dir: Path) -> dict[str, Any]:
+    """What must equal between a sweep's run and train: log (wall time aside), hall of fame,
+    candidate, final checkpoint's optimizer state."""
+    status = json.loads((run_dir / "training_status.json").read_text())
+    checkpoint = load_npz(run_dir / status["latest_checkpoint"])
+    return {
+        "generation": status["generation"],
+        "log": [
+            {k: v for k, v in row.items() if k != "wall_time"}
+            for row in read_log(run_dir / "log.csv")
+        ],
+        "hall_of_fame": load_npz(run_dir / "hall_of_fame.npz"),
+        "candidate": load_npz(run_dir / "candidate.npz"),
+        "optimizer": {k: v for k, v in checkpoint.items() if k.startswith("optimizer/")},
+    }
+
+
+def assert_same_run(a_dir: Path, b_dir: Path) -> None:
+    a, b = run_files(a_dir), run_files(b_dir)
+    assert a["generation"] == b["generation"]
+    assert a["log"] == b["log"], f"{a_dir} vs {b_dir}"
+    for part in ("hall_of_fame", "candidate", "optimizer"):
+        assert a[part].keys() == b[part].keys()
+        for key in a[part]:
+            x, y = np.asarray(a[part][key]), np.asarray(b[part][key])
+            assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), f"{a_dir} {part} {key}"
+
+
+def train_alone(tmp_path: Path, config: Path, sigma: float, seed: int) -> Path:
+    """The same run as the sweep's (sigma, seed), trained by itself with ``train``."""
+    data = json.loads(config.read_text())
+    data["optimizer"]["sigma"] = sigma
+    data["random_seed"] = seed
+    path = tmp_path / f"alone-{sigma}-{seed}.json"
+    path.write_text(json.dumps(data))
+    out = tmp_path / "alone" / f"{sigma}-{seed}"
+    assert train.main([str(path), "--out", str(out), "--quiet", "--handler", "sequential"]) == 0
+    return out
+
+
+def test_sweep_runs_on_a_shared_pool_equal_the_same_configs_trained_alone(tmp_path, capsys):
+    """4 seeds x 2 sigmas on one mp pool of 2 workers: every run directory holds exactly the
+    files ``train`` writes for that config alone (wall time aside), and ``replay`` reads it."""
+    config = sweep_config(tmp_path)
+    out = tmp_path / "sweep"
+    args = [str(config), "--seeds", "1-4", "--set", "optimizer.sigma=0.1,0.5", "--out", str(out)]
+    assert sweep_cli.main([*args, "--workers", "2", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "8 of 8 runs ended (8 now, 0 before)" in printed
+    for sigma in SIGMAS:
+        for seed in SEEDS:
+            run_dir = out / f"optimizer.sigma={sigma}" / f"seed-{seed}"
+            assert json.loads((run_dir / "config.json").read_text())["random_seed"] == seed
+            assert_same_run(run_dir, train_alone(tmp_path, config, sigma, seed))
+    assert replay.main([str(out / "optimizer.sigma=0.1" / "seed-1"), "--episodes", "1"]) == 0
+
+
+def test_sweep_on_dask_equals_train(tmp_path):
+    """The Dask pool (a LocalCluster, one worker plugin per run) gives the same runs."""
+    config = sweep_config(tmp_path)
+    out = tmp_path / "sweep"
+    args = [str(config), "--seeds", "1-2", "--set", "optimizer.sigma=0.5", "--out", str(out)]
+    assert sweep_cli.main([*args, "--handler", "dask", "--workers", "2", "--quiet"]) == 0
+    for seed in (1, 2):
+        run_dir = out / "base" / f"seed-{seed}"  # one value: not in the name
+        assert_same_run(run_dir, train_alone(tmp_path, config, 0.5, seed))
+
+
+PAUSED_SWEEP = """
+import os, signal, sys
+from neuro_evolution.sweep import cli, scheduler
+note_end = scheduler.Sweep.note_end
+paused = []
+def pause_after_first_end(self, plan, experiment, into):
+    note_end(self, plan, experiment, into)
+    if len(self.summary.finished) == 1 and not paused:
+        paused.append(True)
+        os.kill(os.getpid(), signal.SIGSTOP)
+scheduler.Sweep.note_end = pause_after_first_end
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def wait_until_paused(process: subprocess.Popen, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"sweep exited early: {process.communicate()}")
+        state = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        if state == "T":
+            return
+        time.sleep(0.02)
+    process.kill()
+    raise AssertionError("the sweep did not reach the pause point")
+
+
+def test_sigint_checkpoints_every_run_and_the_same_command_skips_and_resumes(tmp_path, capsys):
+    """Ctrl-C to the sweep's process group once its first run ended: the open runs finish their
+    generation, checkpoint and the sweep exits 130. The same command then skips the ended run,
+    resumes the checkpointed ones (their earlier rows kept, wall time included) and starts the
+    rest; every run equals an uninterrupted sweep's."""
+    config = sweep_config(tmp_path, number_generations=8)
+    grid = ["--seeds", "1-2", "--set", "number_generations=2,8", "--workers", "2", "--quiet"]
+    out = tmp_path / "stopped"
+    args = [str(config), *grid, "--out", str(out), "--parallel-runs", "3"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    process = subprocess.Popen(
+        [sys.executable, "-c", PAUSED_SWEEP, *args],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        wait_until_paused(process)
+        os.killpg(process.pid, signal.SIGINT)
+        time.sleep(0.5)  # workers that did not ignore SIGINT would die now
+        process.send_signal(signal.SIGCONT)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, stderr
+    assert "runs checkpointed; run the same command again" in stdout
+    ended, resumable, kept_rows = [], [], {}
+    for run_dir in sorted(out.glob("*/seed-*")):
+        status = json.loads((run_dir / "training_status.json").read_text())
+        if status["finished"]:
+            ended.append(run_dir)
+        else:
+            assert 0 < status["generation"] < 8, "a stopped run checkpointed mid-run"
+            resumable.append(run_dir)
+            kept_rows[run_dir] = read_log(run_dir / "log.csv")[: status["generation"]]
+    assert ended and resumable, (ended, resumable)
+    assert not (out / "number_generations=8" / "seed-2").exists(), "never opened: parallel 3"
+
+    assert sweep_cli.main(args) == 0
+    printed = capsys.readouterr().out
+    assert f"4 of 4 runs ended ({4 - len(ended)} now, {len(ended)} before)" in printed
+    for run_dir, rows in kept_rows.items():
+        assert read_log(run_dir / "log.csv")[: len(rows)] == rows, "resumed, not restarted"
+
+    straight = tmp_path / "straight"
+    sequential = [str(config), *grid, "--out", str(straight), "--handler", "sequential"]
+    assert sweep_cli.main(sequential) == 0
+    for run_dir in out.glob("*/seed-*"):
+        assert_same_run(run_dir, straight / run_dir.relative_to(out))
+
+
+def test_rerunning_a_finished_sweep_skips_every_run(tmp_path, capsys):
+    config = sweep_config(tmp_path, number_generations=2)
+    args = [str(config), "--seeds", "1-2", "--out", str(tmp_path / "s"), "--quiet"]
+    assert sweep_cli.main([*args, "--handler", "sequential"]) == 0
+    log = (tmp_path / "s" / "base" / "seed-1" / "log.csv").read_text()
+    assert sweep_cli.main([*args, "--handler", "sequential"]) == 0
+    assert "2 of 2 runs ended (0 now, 2 before)" in capsys.readouterr().out
+    assert (tmp_path / "s" / "base" / "seed-1" / "log.csv").read_text() == log
+
+
+def test_a_sweep_directory_of_another_config_is_refused(tmp_path, capsys):
+    config = sweep_config(tmp_path, number_generations=2)
+    args = [str(config), "--seeds", "1", "--out", str(tmp_path / "s"), "--quiet"]
+    assert sweep_cli.main([*args, "--handler", "sequential"]) == 0
+    other = sweep_config(tmp_path, number_generations=2, hall_of_fame_size=3)
+    assert sweep_cli.main([str(other), *args[1:], "--handler", "sequential"]) == 2
+    assert "hall_of_fame_size differ" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--set", "optimizer.sigmaa=0.1"], "optimizer.sigmaa: unknown key"),
+        (["--set", "optimizer.sigma=-1"], "optimizer.sigma: must be a number > 0"),
+        (["--set", "optimizer.sigma"], "write KEY=VALUE"),
+        (["--set", "evaluation.workers=2"], "use --handler, --workers"),
+        (["--seeds", "3-1"], "runs backwards"),
+        (["--handler", "vectorized"], "invalid choice"),
+    ],
+)
+def test_bad_sweep_arguments_are_one_line_errors_and_write_nothing(tmp_path, capsys, args, message):
+    config = sweep_config(tmp_path)
+    out = tmp_path / "s"
+    with contextlib.suppress(SystemExit):
+        assert sweep_cli.main([str(config), "--out", str(out), "--quiet", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_grid_parsing():
+    assert parse_seeds("1-3,7") == [1, 2, 3, 7]
+    assert split_values('[4, 4],[8],"a,b"') == ["[4, 4]", "[8]", '"a,b"']
+    setting = parse_setting("brain.hidden_layers=[4],[8,8]")
+    assert setting.values == ([4], [8, 8])
+    assert parse_setting("brain.type=FFNN").values == ("FFNN",)
+    with pytest.raises(UserError):
+        parse_seeds("1,1")
+    data = small_config()
+    plans = expand_grid(data, [parse_setting("brain.hidden_layers=[4],[8,8]")], [1, 2])
+    assert [p.name for p in plans] == [
+        "brain.hidden_layers=[4]/seed-1",
+        "brain.hidden_layers=[4]/seed-2",
+        "brain.hidden_layers=[8,8]/seed-1",
+        "brain.hidden_layers=[8,8]/seed-2",
+    ]
+    assert plans[3].config.brain.hidden_layers == (8, 8) and plans[3].config.random_seed == 2
+    constant = [parse_setting("optimizer.mu=4"), parse_setting("hall_of_fame_size=2,3")]
+    plans = expand_grid(data, constant, [1])
+    assert [p.name for p in plans] == ["hall_of_fame_size=2/seed-1", "hall_of_fame_size=3/seed-1"]
+    assert plans[0].config.optimizer.mu == 4
+    with pytest.raises(ConfigError, match="episode_runner.number_fitness_runs"):
+        expand_grid(data, [parse_setting("episode_runner.number_fitness_runs=0")], [1])
