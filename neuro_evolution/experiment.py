@@ -314,6 +314,8 @@ class Experiment:
                 "episodes": section.episodes if section else 0,
             },
             "target": section.target if section else None,
+            # e.g. the jax handler's compilations and evaluation time without them
+            "handler_statistics": getattr(self.handler, "statistics", dict)(),
             "solved": None
             if solved is None
             else {

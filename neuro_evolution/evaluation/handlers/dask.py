@@ -57,10 +57,17 @@ class EvaluationPlugin(WorkerPlugin):
     a state (its env, its brain) is never shared by two tasks at a time.
     """
 
-    def __init__(self, template: BrainTemplate, spec: RunnerSpec, vectorize: bool) -> None:
+    def __init__(
+        self,
+        template: BrainTemplate,
+        spec: RunnerSpec,
+        vectorize: bool | str,
+        precision: str = "float32",
+    ) -> None:
         self.template = template
         self.spec = spec
         self.vectorize = vectorize
+        self.precision = precision
 
     def setup(self, worker: object) -> None:
         self._lock = threading.Lock()
@@ -68,7 +75,9 @@ class EvaluationPlugin(WorkerPlugin):
         self._all = list(self._idle)
 
     def _new_state(self) -> worker_side.ChunkEvaluator:
-        return worker_side.make_worker_state(self.template, self.spec, self.vectorize)
+        return worker_side.make_worker_state(
+            self.template, self.spec, self.vectorize, self.precision
+        )
 
     def evaluate(
         self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
@@ -116,9 +125,10 @@ class DaskHandler(EvaluationHandler):
         self,
         workers: int = 2,
         scheduler: str | None = None,
-        vectorize: bool = False,
+        vectorize: bool | str = False,
         chunks_per_worker: int = 4,
         connect_timeout: float = 30.0,
+        precision: str = "float32",
     ) -> None:
         check_parallel_options(workers, chunks_per_worker)
         if scheduler is not None and "://" not in scheduler and not os.path.isfile(scheduler):
@@ -130,6 +140,7 @@ class DaskHandler(EvaluationHandler):
         self.workers = workers
         self.scheduler = scheduler
         self.vectorize = vectorize
+        self.precision = precision
         self.chunks_per_worker = chunks_per_worker
         self.connect_timeout = connect_timeout  # seconds to reach an existing scheduler
         self._cluster: LocalCluster | None = None
@@ -142,6 +153,7 @@ class DaskHandler(EvaluationHandler):
             workers=section.worker_count,
             scheduler=section.scheduler,
             vectorize=section.vectorize,
+            precision=section.precision,
         )
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -150,13 +162,15 @@ class DaskHandler(EvaluationHandler):
 
         Calling ``start`` again keeps the cluster and replaces the plugin (new template/spec).
         """
-        if self.vectorize:
+        if self.vectorize == "jax":  # fail here, not on every worker
+            worker_side.make_worker_state(template, spec, "jax", self.precision).close()
+        elif self.vectorize:
             worker_side.vectorized_state_class()  # fail here, not on every worker
         if self._client is None:
             self._client = self._connect()
         self._unregister_plugin()
         self._plugin_name = f"neuro_evolution-{uuid.uuid4().hex}"
-        plugin = EvaluationPlugin(template, spec, self.vectorize)
+        plugin = EvaluationPlugin(template, spec, self.vectorize, self.precision)
         try:
             self._client.register_plugin(plugin, name=self._plugin_name)
         except BaseException:
