@@ -219,7 +219,8 @@ def decode_actions(io: SpaceAdapter, outputs: jax.Array) -> jax.Array:
             low = jnp.asarray(io.action_low, dtype=outputs.dtype)
             high = jnp.asarray(io.action_high, dtype=outputs.dtype)
             outputs = low + (outputs + 1.0) * 0.5 * (high - low)
-        return outputs.reshape((count, *io.action_shape))
+        # in the action space's dtype, as the numpy path hands actions to the env
+        return outputs.astype(io.action_dtype).reshape((count, *io.action_shape))
     if kind == "multibinary":
         return (outputs > 0).astype(jnp.int32).reshape((count, *io.action_shape))
     blocks, offset = [], 0
