@@ -5,7 +5,8 @@ batch brain that ``template.build_batch`` pours (masks, learned pruning, the neg
 folded-in input scaling, bounds), so a genome trained on one path replays on the other. Only the
 step is written again, with the same formulas in the same order as the numpy brains:
 
-- ``params(genomes)``: host numpy (P, G) -> a dict of device arrays with a leading P axis;
+- ``params(genomes)``: host numpy (P, G) -> a dict of device arrays with the brain axis P last
+  (the fast layout for :func:`_matvec`);
 - ``initial_state(params)``: the state of every brain after ``reset``;
 - ``step(params, state, inputs, noise)`` -> (state, outputs): inputs are the encoded observations
   (P, input_size), outputs the raw network outputs (P, output_size) in [-1, 1], before the
@@ -46,9 +47,26 @@ def _activation(name: str) -> Callable[[jax.Array], jax.Array]:
     return {"tanh": jnp.tanh, "relu": lambda x: jnp.maximum(x, 0.0)}[name]
 
 
+UNROLL_LIMIT = 64  # up to this many source units a matvec is an unrolled sum (fused by XLA)
+
+
+def _last(array: np.ndarray, dtype: Any) -> jax.Array:
+    """A (P, ...) host array as a device array with the brain axis P last (see _matvec)."""
+    return jnp.asarray(np.moveaxis(np.asarray(array), 0, -1), dtype=dtype)
+
+
 def _matvec(x: jax.Array, w: jax.Array) -> jax.Array:
-    """Row i of ``x`` (P, K) times matrix i of ``w`` (P, K, M): (P, M)."""
-    return jnp.einsum("pk,pkm->pm", x, w)
+    """Brain p's vector ``x[:, p]`` (K, P) times its matrix ``w[:, :, p]`` (K, M, P): (M, P).
+
+    The brain axis is last, so every term is one contiguous multiply-add over P; for K up to
+    UNROLL_LIMIT the sum is unrolled, which XLA fuses into one loop (on a CPU ~3x faster than a
+    batched dot at P = 10k, measured with a 10-neuron CTRNN)."""
+    if x.shape[0] <= UNROLL_LIMIT:
+        total = x[0][None, :] * w[0]
+        for k in range(1, x.shape[0]):
+            total = total + x[k][None, :] * w[k]
+        return total
+    return jnp.einsum("kp,kmp->mp", x, w)
 
 
 def _sigmoid(x: jax.Array) -> jax.Array:
@@ -88,15 +106,15 @@ class CTRNNJaxBrain(JaxBrain):
         count = genomes.shape[0]
         N = batch.plan.N
 
-        def stacked(array: np.ndarray) -> jax.Array:
-            return jnp.asarray(np.broadcast_to(array, (count, N)), dtype=dtype)
+        def stacked(array: np.ndarray) -> np.ndarray:
+            return np.broadcast_to(array, (count, N))
 
         return {
-            "M": jnp.asarray(batch.M, dtype=dtype),
-            "T": jnp.asarray(batch.T, dtype=dtype),
-            "y0": stacked(batch.y0),
-            "low": stacked(batch.low),
-            "high": stacked(batch.high),
+            "M": _last(batch.M, dtype),
+            "T": _last(batch.T, dtype),
+            "y0": _last(stacked(batch.y0), dtype),
+            "low": _last(stacked(batch.low), dtype),
+            "high": _last(stacked(batch.high), dtype),
         }
 
     def initial_state(self, params: Params) -> State:
@@ -109,18 +127,18 @@ class CTRNNJaxBrain(JaxBrain):
 
     def step(self, params, state, inputs, noise=None):
         plan = self.template._plan  # type: ignore[attr-defined]
-        y = state
+        y = state  # (N, P)
         s = _activation(self.template.config.neuron_activation)(y)
-        parts = [inputs.astype(y.dtype), s]
-        extra = params["M"].shape[1] - plan.n_in - plan.N
+        parts = [inputs.T.astype(y.dtype), s]
+        extra = params["M"].shape[0] - plan.n_in - plan.N
         if extra:
-            parts.append(jnp.ones((y.shape[0], extra), dtype=y.dtype))
-        dy = _matvec(jnp.concatenate(parts, axis=1), params["M"])
+            parts.append(jnp.ones((extra, y.shape[1]), dtype=y.dtype))
+        dy = _matvec(jnp.concatenate(parts, axis=0), params["M"])
         new = (s if plan.inplace else y) + dy
         if plan.sigma:
-            new = new + noise.astype(y.dtype) * plan.sigma
+            new = new + noise.T.astype(y.dtype) * plan.sigma
         new = jnp.maximum(jnp.minimum(new, params["high"]), params["low"])
-        return new, jnp.tanh(_matvec(new, params["T"]))
+        return new, jnp.tanh(_matvec(new, params["T"])).T
 
 
 class FFNNJaxBrain(JaxBrain):
@@ -129,21 +147,21 @@ class FFNNJaxBrain(JaxBrain):
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
         batch = self.template.build_batch(genomes)
         return {
-            "W": [jnp.asarray(np.ascontiguousarray(w), dtype=dtype) for w in batch.weights],
-            "b": [jnp.asarray(b, dtype=dtype) for b in batch.biases],
+            "W": [_last(w, dtype) for w in batch.weights],
+            "b": [_last(b, dtype) for b in batch.biases],
         }
 
     def initial_state(self, params: Params) -> State:
-        return jnp.zeros((params["W"][0].shape[0], 0), dtype=params["W"][0].dtype)
+        return jnp.zeros((0, params["W"][0].shape[-1]), dtype=params["W"][0].dtype)
 
     def step(self, params, state, inputs, noise=None):
         activation = _activation(self.template.config.activation)
-        x = inputs.astype(params["W"][0].dtype)
+        x = inputs.T.astype(params["W"][0].dtype)
         last = len(params["W"]) - 1
         for i, (w, b) in enumerate(zip(params["W"], params["b"])):
             x = _matvec(x, w) + b
             x = jnp.tanh(x) if i == last else activation(x)
-        return state, x
+        return state, x.T
 
 
 class LSTMJaxBrain(JaxBrain):
@@ -153,32 +171,32 @@ class LSTMJaxBrain(JaxBrain):
         genomes = self.template.check_genomes(genomes)
         layers, (out_weights, out_bias) = _views(self.template, genomes)
         return {
-            "M": [jnp.asarray(np.ascontiguousarray(m), dtype=dtype) for m, _ in layers],
-            "b": [jnp.asarray(np.ascontiguousarray(b), dtype=dtype) for _, b in layers],
-            "O": jnp.asarray(np.ascontiguousarray(out_weights), dtype=dtype),
-            "b_out": jnp.asarray(np.ascontiguousarray(out_bias), dtype=dtype),
+            "M": [_last(m, dtype) for m, _ in layers],
+            "b": [_last(b, dtype) for _, b in layers],
+            "O": _last(out_weights, dtype),
+            "b_out": _last(out_bias, dtype),
         }
 
     def initial_state(self, params: Params) -> State:
-        count, H = params["O"].shape[:2]
-        zeros = jnp.zeros((len(params["M"]), count, H), dtype=params["O"].dtype)
+        H, _, count = params["O"].shape
+        zeros = jnp.zeros((len(params["M"]), H, count), dtype=params["O"].dtype)
         return (zeros, zeros)
 
     def step(self, params, state, inputs, noise=None):
-        h_all, c_all = state
-        H = params["O"].shape[1]
-        x = inputs.astype(params["O"].dtype)
+        h_all, c_all = state  # (layers, H, P) each
+        H = params["O"].shape[0]
+        x = inputs.T.astype(params["O"].dtype)
         hs, cs = [], []
         for layer, (M, b) in enumerate(zip(params["M"], params["b"])):
-            gates = _matvec(jnp.concatenate([x, h_all[layer]], axis=1), M) + b
-            i, f, o = (_sigmoid(gates[:, k * H : (k + 1) * H]) for k in range(3))
-            g = jnp.tanh(gates[:, 3 * H :])
+            gates = _matvec(jnp.concatenate([x, h_all[layer]], axis=0), M) + b
+            i, f, o = (_sigmoid(gates[k * H : (k + 1) * H]) for k in range(3))
+            g = jnp.tanh(gates[3 * H :])
             c = c_all[layer] * f + i * g
             x = jnp.tanh(c) * o
             hs.append(x)
             cs.append(c)
         out = jnp.tanh(_matvec(x, params["O"]) + params["b_out"])
-        return (jnp.stack(hs), jnp.stack(cs)), out
+        return (jnp.stack(hs), jnp.stack(cs)), out.T
 
 
 JAX_BRAINS: dict[str, type[JaxBrain]] = {
