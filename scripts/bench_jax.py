@@ -121,11 +121,14 @@ def main() -> None:
                 lambda g=genomes, s=seeds: fast.batch_evaluate(g, s), count, args.repeats
             )
             mean_steps = np.mean([r.steps for r in results])
+            compiled_text = (
+                f"compile {compile_seconds:.1f} s, excluded"
+                if compile_seconds
+                else "compiled earlier"
+            )
             line = (
                 f"P={count:>9,}: jax {wall:>13,.0f} env steps/s wall, {cpu:>13,.0f} per CPU s "
-                f"(compile {compile_seconds:.1f} s, excluded; {mean_steps:.0f} steps/episode)"
-                if compile_seconds
-                else f"(compiled earlier; {mean_steps:.0f} steps/episode)"
+                f"({compiled_text}; {mean_steps:.0f} steps/episode)"
             )
             print(line, flush=True)
             if count in numpy_sizes:

@@ -34,8 +34,10 @@ from neuro_evolution.evaluation.handlers.dask import DaskHandler  # noqa: E402
 from neuro_evolution.evaluation.handlers.jax import JaxHandler  # noqa: E402
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler  # noqa: E402
 from neuro_evolution.experiment import Experiment  # noqa: E402
-from neuro_evolution.normalization import ObservationNormalizationConfig  # noqa: E402
-from neuro_evolution.normalization import ObservationScaler  # noqa: E402
+from neuro_evolution.normalization import (  # noqa: E402
+    ObservationNormalizationConfig,
+    ObservationScaler,
+)
 from neuro_evolution.novelty import NoveltyConfig  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -226,3 +228,25 @@ def test_missing_jax_extra_is_one_line_and_exit_2(tmp_path: Path, case: str) -> 
     assert lines[0].startswith(f"neuro_evolution.train: error: {field}: needs the")
     assert "pip install 'neuro_evolution[jax]'" in lines[0]
     assert not out.exists()
+
+
+def test_brax_hopper_trains_on_the_jax_handler() -> None:
+    """A Brax locomotion env (hopper, spring backend) runs generations and validation on the
+    jax handler; its template sees Brax's observation and action sizes."""
+    pytest.importorskip("brax")
+    data = {
+        "environment": {"id": "hopper", "backend": "brax"},
+        "evaluation": {"handler": "jax"},
+        "random_seed": 1,
+        "number_generations": 2,
+        "optimizer": {"type": "PGPE", "population_size": 8},
+        "brain": {"type": "CTRNN", "number_neurons": 4},
+        "episode_runner": {"number_fitness_runs": 1, "max_steps_per_run": 50},
+        "validation": {"every_generations": 2, "episodes": 2},
+    }
+    experiment = Experiment(parse_config(data))
+    assert (experiment.template.io.input_size, experiment.template.io.output_size) == (11, 3)
+    summary = experiment.run(progress=False)
+    assert summary["generations"] == 2
+    assert summary["handler_statistics"]["compilations"] == 2
+    assert np.isfinite(summary["validation"]["mean"])
