@@ -112,7 +112,11 @@ def parse_value(hint: Any, value: Any, path: str, meta: Mapping[str, Any] | None
         for arg in args:
             with contextlib.suppress(ConfigError):
                 return parse_value(arg, value, path, meta)
-        forms = " or ".join(getattr(a, "__name__", str(a)) for a in args)
+        forms = " or ".join(
+            " or ".join(map(repr, get_args(a))) if get_origin(a) is Literal
+            else _PLAIN_TYPES.get(a, getattr(a, "__name__", str(a)))
+            for a in args
+        )  # fmt: skip
         raise ConfigError(path, f"must be {forms}, got {_describe(value)}")
     if origin is Literal:
         choices = get_args(hint)

@@ -396,6 +396,8 @@ class Experiment:
             "validation": None if last is None else _validated(last),
             "episodes": section.episodes if section else 0,
             "target": section.target if section else None,
+            # e.g. the jax handler's compilations and evaluation time without them
+            "handler_statistics": getattr(self.handler, "statistics", dict)(),
             "solved": None if solved is None else _validated(solved),
         }
 

@@ -60,3 +60,16 @@ def load_object(reference: str, path: str, example: str) -> Any:
             )
         target = getattr(target, part)
     return target
+
+
+def import_extra(name: str, extra: str, path: str) -> ModuleType:
+    """Import ``name`` of the optional extra ``extra``; when it is not installed, a one-line
+    :class:`ConfigError` on ``path`` saying which extra to install."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        raise ConfigError(
+            path,
+            f"needs the optional {extra!r} extra ({describe_exception(error)}): "
+            f"pip install 'neuro_evolution[{extra}]'",
+        ) from None

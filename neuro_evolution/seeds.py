@@ -27,6 +27,9 @@ validation env seeds   ``2**32 + SeedSequence(S, spawn_key=                    h
                        (VALIDATION_SPAWN_KEY,))`` -> 1 uint32 ("V"); episode  >= 2**32, so never
                        k resets with ``V + k``, brain noise                   a training reset
                        ``default_rng(V + k)`` (:func:`validation_seeds`)      seed (all < 2**32)
+JAX brain noise        ``fold_in(fold_in(K, 1), t)`` for step t, where K is   the jax handler's
+                       the PRNG key of the episode's env reset seed           CTRNN noise (not
+                       (``jax_envs.reset_keys``: ``PRNGKey(seed)``)           numpy's generator)
 (next stream)          a new spawn key, e.g. ``int.from_bytes(b"<8 chars>",
                        "little")``, added here with its row
 =====================  =====================================================  ===================

@@ -85,7 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="existing Dask scheduler: tcp://HOST:PORT or a scheduler file (default: LocalCluster)",
     )
     parser.add_argument(
-        "--vectorize", action="store_true", default=None, help="mp/dask workers evaluate vectorized"
+        "--vectorize",
+        nargs="?",
+        const=True,
+        default=None,
+        choices=["jax"],
+        help="mp/dask workers evaluate vectorized (numpy lockstep); --vectorize jax: Dask "
+        "workers run one compiled JAX program per chunk",
     )
     parser.add_argument(
         "--generations",
@@ -215,6 +221,15 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         f"done: {summary['generations']} generations, {summary['env_steps']} env steps in "
         f"{summary['wall_time']:.1f} s"
     ]
+    handler = summary.get("handler_statistics") or {}
+    if "compilations" in handler:
+        seconds, steps = handler["evaluation_seconds"], handler["env_steps"]
+        rate = f" = {steps / seconds:.4g} env steps/s" if seconds > 0 else ""
+        lines.append(
+            f"jax: {handler['compilations']} compilations in {handler['compile_seconds']:.1f} s; "
+            f"evaluation without them: {steps} env steps (validation included) in "
+            f"{seconds:.1f} s{rate} (this session)"
+        )
     validation = summary.get("validation")
     if validation is None:
         lines.append(

@@ -99,6 +99,40 @@ def layer(module: str) -> int:
     raise AssertionError(f"{module} is in no layer: add its group to LAYERS")
 
 
+# The JAX path: the only modules that import jax (or gymnax, brax) when they load; the core
+# reaches them only from inside functions, so it imports and runs without the jax extra.
+JAX_MODULES = {
+    "neuro_evolution.brains.jax_brains",
+    "neuro_evolution.evaluation.jax_envs",
+    "neuro_evolution.evaluation.jax_episodes",
+}
+JAX_PACKAGES = {"jax", "jaxlib", "gymnax", "brax"}
+
+
+def test_only_the_jax_modules_import_jax_and_nothing_else_loads_them() -> None:
+    """jax, gymnax and brax are optional: no other module imports them at load time, and no
+    module outside the JAX path loads a JAX module at load time."""
+    modules = module_files()
+    importers = set()
+    for name, path in modules.items():
+        for node in load_time_imports(ast.parse(path.read_text()).body):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [alias.name for alias in node.names]
+            )
+            if any(n.split(".")[0] in JAX_PACKAGES for n in names):
+                importers.add(name)
+    assert importers == JAX_MODULES
+    loaders = {
+        f"{source} -> {target}"
+        for source, targets in import_graph().items()
+        for target in targets & JAX_MODULES
+        if source not in JAX_MODULES
+    }
+    assert not loaders, loaders
+
+
 def test_every_module_has_a_layer() -> None:
     for module in module_files():
         layer(module)

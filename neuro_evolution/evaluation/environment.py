@@ -9,12 +9,16 @@ Three ways to name an env (see ``docs/environments.md``):
 
 then ``kwargs`` for the env and ``wrappers`` applied in order. Everything a name refers to is
 imported and checked when the config is read, so a typo is one line at start-up.
+
+``backend`` says whose env the id names: ``gymnasium`` (the default), or a JAX env stepped whole
+on the device by the ``jax`` handler -- ``gymnax`` (classic control) or ``brax`` (locomotion),
+see :mod:`neuro_evolution.evaluation.jax_envs` and ``docs/jax.md``.
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Literal
 
 import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec, load_env_creator
@@ -24,6 +28,7 @@ from neuro_evolution.evaluation.wrappers import WrapperConfig, check_arguments
 from neuro_evolution.frozen import FrozenDict
 from neuro_evolution.importing import (
     describe_exception,
+    import_extra,
     import_module,
     load_object,
     split_reference,
@@ -53,9 +58,17 @@ class EnvironmentConfig(ConfigBase):
     wrappers: tuple[WrapperConfig, ...] = option(
         (), doc="Gymnasium wrappers applied in order: {name, kwargs} or just a name"
     )
+    backend: Literal["gymnasium", "gymnax", "brax"] = option(
+        "gymnasium",
+        doc="whose env id names: gymnasium, or a JAX env for the jax handler: gymnax (classic "
+        "control, e.g. CartPole-v1) or brax (locomotion, e.g. hopper); see docs/jax.md",
+    )
 
     def validate(self, path: str) -> None:
         path = path or PATH
+        if self.backend != "gymnasium":
+            self._validate_jax(path)
+            return
         if (self.id is None) == (self.entry_point is None):
             raise ConfigError(
                 path,
@@ -79,10 +92,31 @@ class EnvironmentConfig(ConfigBase):
         env_kwargs = {k: v for k, v in self.kwargs.items() if k not in MAKE_OPTIONS}
         check_arguments(creator, (), {**spec_kwargs, **env_kwargs}, f"{path}.kwargs")
 
+    def _validate_jax(self, path: str) -> None:
+        if self.id is None or self.entry_point is not None or self.wrappers:
+            raise ConfigError(
+                f"{path}.backend",
+                f"a {self.backend} env is named by id alone (no entry_point, no wrappers: "
+                "they are Gymnasium code the device cannot run)",
+            )
+        self.make_jax_env(path)
+
+    def make_jax_env(self, path: str = PATH) -> Any:
+        """The :class:`~neuro_evolution.evaluation.jax_envs.JaxEnv` of a gymnax/brax env."""
+        if self.backend == "gymnasium":
+            raise ConfigError(
+                f"{path}.backend",
+                f"{self.label} is a Gymnasium env; the jax handler steps JAX envs: set backend "
+                "to 'gymnax' (CartPole-v1, Acrobot-v1, ...) or 'brax' (hopper, ...)",
+            )
+        jax_envs = import_extra("neuro_evolution.evaluation.jax_envs", "jax", f"{path}.backend")
+        return jax_envs.make_jax_env(self.backend, str(self.id), dict(self.kwargs), path)
+
     @property
     def label(self) -> str:
         """The env's name for messages and titles: its id or its entry point."""
-        return self.id if self.id is not None else str(self.entry_point)
+        name = self.id if self.id is not None else str(self.entry_point)
+        return name if self.backend == "gymnasium" else f"{name} ({self.backend})"
 
     def registered_spec(self, path: str = f"{PATH}.id") -> EnvSpec:
         """The registry entry of ``id`` (its module imported first for ``module:EnvId``)."""
@@ -110,6 +144,14 @@ class EnvironmentConfig(ConfigBase):
 
     def make(self, render_mode: str | None = None) -> gym.Env:
         """A new env instance, wrapped (the passive env checker is off: it costs every step)."""
+        if self.backend != "gymnasium":
+            if render_mode is not None:
+                raise ConfigError(
+                    f"{PATH}.backend", f"a {self.backend} env cannot render here ({render_mode})"
+                )
+            from neuro_evolution.evaluation.jax_envs import JaxGymEnv
+
+            return JaxGymEnv(self.make_jax_env())
         kwargs = copy.deepcopy(dict(self.kwargs))
         if render_mode is not None:
             kwargs["render_mode"] = render_mode

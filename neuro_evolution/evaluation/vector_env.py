@@ -198,6 +198,11 @@ def native_adapter(environment: EnvironmentConfig) -> tuple[NativeAdapter | None
     need a vector twin proven to give the same numbers. Each sub-env of a SyncVectorEnv is made by
     ``environment.make()`` instead -- the sequential runner's env, wrappers included.
     """
+    if environment.backend != "gymnasium":
+        return (
+            None,
+            f"a {environment.backend} env steps one at a time through its Gymnasium adapter",
+        )
     if environment.wrappers:
         return None, "wrappers are applied to each sub-env of a SyncVectorEnv"
     if environment.entry_point is not None:

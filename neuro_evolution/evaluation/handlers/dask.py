@@ -68,10 +68,17 @@ class EvaluationPlugin(WorkerPlugin):
     a state (its env, its brain) is never shared by two tasks at a time.
     """
 
-    def __init__(self, template: BrainTemplate, spec: RunnerSpec, vectorize: bool) -> None:
+    def __init__(
+        self,
+        template: BrainTemplate,
+        spec: RunnerSpec,
+        vectorize: bool | str,
+        precision: str = "float32",
+    ) -> None:
         self.template = template
         self.spec = spec
         self.vectorize = vectorize
+        self.precision = precision
 
     def setup(self, worker: object) -> None:
         self._lock = threading.Lock()
@@ -79,7 +86,9 @@ class EvaluationPlugin(WorkerPlugin):
         self._all = list(self._idle)
 
     def _new_state(self) -> worker_side.ChunkEvaluator:
-        return worker_side.make_worker_state(self.template, self.spec, self.vectorize)
+        return worker_side.make_worker_state(
+            self.template, self.spec, self.vectorize, self.precision
+        )
 
     def evaluate(
         self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
@@ -127,10 +136,11 @@ class DaskHandler(EvaluationHandler):
         self,
         workers: int = 2,
         scheduler: str | None = None,
-        vectorize: bool = False,
+        vectorize: bool | str = False,
         chunks_per_worker: int = 4,
         connect_timeout: float = 30.0,
         reconnect_seconds: float = 30.0,
+        precision: str = "float32",
     ) -> None:
         check_parallel_options(workers, chunks_per_worker)
         if scheduler is not None and "://" not in scheduler and not os.path.isfile(scheduler):
@@ -142,6 +152,7 @@ class DaskHandler(EvaluationHandler):
         self.workers = workers
         self.scheduler = scheduler
         self.vectorize = vectorize
+        self.precision = precision
         self.chunks_per_worker = chunks_per_worker
         self.connect_timeout = connect_timeout  # seconds to reach an existing scheduler
         self.reconnect_seconds = reconnect_seconds  # to wait for a lost scheduler to come back
@@ -161,6 +172,7 @@ class DaskHandler(EvaluationHandler):
             scheduler=section.scheduler,
             vectorize=section.vectorize,
             reconnect_seconds=section.reconnect_seconds,
+            precision=section.precision,
         )
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -169,7 +181,9 @@ class DaskHandler(EvaluationHandler):
 
         Calling ``start`` again keeps the cluster and replaces the plugin (new template/spec).
         """
-        if self.vectorize:
+        if self.vectorize == "jax":  # fail here, not on every worker
+            worker_side.make_worker_state(template, spec, "jax", self.precision).close()
+        elif self.vectorize:
             worker_side.check_vectorize(template, spec)  # fail or warn here, not on every worker
         if self._client is None:
             self._client = self._connect()

@@ -73,6 +73,11 @@ class MultiprocessingHandler(EvaluationHandler):
         chunks_per_worker: int = 4,
     ) -> None:
         check_parallel_options(workers, chunks_per_worker)
+        if vectorize == "jax":
+            raise ConfigError(
+                option_path("vectorize"),
+                '"jax" is for Dask workers (one per GPU); on one machine use the jax handler',
+            )
         if start_method not in multiprocessing.get_all_start_methods():
             available = ", ".join(
                 m for m in START_METHODS if m in multiprocessing.get_all_start_methods()

@@ -33,6 +33,7 @@ _BUILTIN_MODULES = {
     "mp": "neuro_evolution.evaluation.handlers.multiprocessing",
     "dask": "neuro_evolution.evaluation.handlers.dask",
     "vectorized": "neuro_evolution.evaluation.handlers.vectorized",
+    "jax": "neuro_evolution.evaluation.handlers.jax",
 }
 _HANDLERS: dict[str, type[EvaluationHandler]] = {}
 HandlerT = TypeVar("HandlerT", bound="type[EvaluationHandler]")
@@ -97,7 +98,8 @@ class EvaluationConfig(ConfigBase):
 
     handler: str = option(
         "mp",
-        doc="sequential, mp (a process pool on all cores), dask, vectorized, or a registered one",
+        doc="sequential, mp (a process pool on all cores), dask, vectorized, jax (one compiled "
+        "program per generation, needs the jax extra), or a registered one",
     )
     workers: int = option(0, doc="worker processes for mp/dask (0: one per core)", ge=0)
     start_method: StartMethod = option(
@@ -110,7 +112,14 @@ class EvaluationConfig(ConfigBase):
         doc="existing Dask scheduler: an address (tcp://HOST:PORT) or a scheduler file; "
         "null: start a LocalCluster",
     )
-    vectorize: bool = option(False, doc="mp/dask workers evaluate their chunks vectorized")
+    vectorize: bool | Literal["jax"] = option(
+        False,
+        doc='mp/dask workers evaluate their chunks vectorized: true (numpy lockstep) or "jax" '
+        "(one compiled JAX program per chunk, see docs/jax.md)",
+    )
+    precision: Literal["float32", "float64"] = option(
+        "float32", doc='float type of the JAX path (jax handler, vectorize "jax")'
+    )
     reconnect_seconds: float = option(
         30.0,
         doc="dask with a scheduler: how long a generation waits for a lost scheduler to answer "

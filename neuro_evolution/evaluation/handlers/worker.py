@@ -48,9 +48,16 @@ def vectorized_state_class() -> type:
     return VectorizedWorkerState
 
 
-def make_worker_state(template: BrainTemplate, spec: RunnerSpec, vectorize: bool) -> ChunkEvaluator:
-    """The long-lived state of one worker: env made once, one brain (or batch brain) reused."""
+def make_worker_state(
+    template: BrainTemplate, spec: RunnerSpec, vectorize: bool | str, precision: str = "float32"
+) -> ChunkEvaluator:
+    """The long-lived state of one worker: env made once, one brain (or batch brain) reused;
+    ``vectorize`` "jax": a JAX program of ``precision`` (see handlers/jax.py)."""
     spec.import_modules()
+    if vectorize == "jax":
+        from neuro_evolution.evaluation.handlers.jax import JaxWorkerState
+
+        return JaxWorkerState(template, spec, precision)
     if vectorize:
         return vectorized_state_class()(template, spec, announce=False)
     return WorkerState(template, spec)

@@ -1,0 +1,185 @@
+"""The ``jax`` handler: a whole generation as one compiled XLA program on the device JAX finds.
+
+``--handler jax`` needs a JAX env (``environment.backend`` gymnax or brax) and a brain type with a
+JAX batch brain (CTRNN, FFNN, LSTM); anything else is refused at start-up in one line, and so is
+a run without the ``jax`` extra. The program (:mod:`neuro_evolution.evaluation.jax_episodes`) is
+compiled once per input shape -- once for the population and once for the validation batch of a
+run -- and reused every generation; :meth:`JaxHandler.describe` and the summary report how many
+compilations took how long, and ``evaluation_seconds`` excludes them, so steps/s do too.
+
+Results are a pure function of (template, genome, seeds, context) on a given device and JAX
+version; checkpoints and resume are the run's, as for every handler. Each Dask or mp worker can
+run the same state (``evaluation.vectorize: "jax"``): :class:`JaxWorkerState`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.errors import ConfigError
+from neuro_evolution.evaluation.episode import (
+    TRAINING,
+    EvaluationContext,
+    EvaluationResult,
+    RunnerSpec,
+)
+from neuro_evolution.evaluation.handlers.base import EvaluationHandler, check_batch
+from neuro_evolution.evaluation.handlers.options import (
+    EvaluationConfig,
+    option_path,
+    register_handler,
+)
+from neuro_evolution.importing import import_extra
+from neuro_evolution.seeds import episode_seeds
+
+PRECISIONS = ("float32", "float64")
+
+
+class JaxWorkerState:
+    """A worker's long-lived JAX state: env, brain functions, compiled programs (the API of
+    :class:`~neuro_evolution.evaluation.handlers.base.WorkerState`)."""
+
+    def __init__(self, template: BrainTemplate, spec: RunnerSpec, precision: str = "float32"):
+        self.jax = import_extra("jax", "jax", option_path("handler"))
+        from neuro_evolution.brains.jax_brains import jax_brain
+        from neuro_evolution.evaluation.jax_envs import reset_keys
+        from neuro_evolution.evaluation.jax_episodes import GenerationProgram
+
+        if precision not in PRECISIONS:
+            raise ConfigError(
+                option_path("precision"), f"must be float32 or float64, got {precision!r}"
+            )
+        if spec.novelty is not None:
+            raise ConfigError(
+                "novelty",
+                "the JAX path records no behaviour for novelty; set novelty to null or use "
+                "another evaluation handler",
+            )
+        self.template, self.spec, self.precision = template, spec, precision
+        self._reset_keys = reset_keys
+        with self._precision():
+            env = spec.environment.make_jax_env()
+            brain = jax_brain(template)
+            dtype = self.jax.numpy.float64 if precision == "float64" else self.jax.numpy.float32
+            self.program = GenerationProgram(template, brain, env, spec.episode_runner, dtype)
+        self.device = str(self.jax.devices()[0])
+        self.evaluation_seconds = 0.0  # wall time of evaluations, compilations excluded
+        self.env_steps = 0  # env steps of those evaluations (validation included)
+
+    def _precision(self) -> Any:
+        return self.jax.enable_x64(self.precision == "float64")
+
+    def evaluate(
+        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
+    ) -> list[EvaluationResult]:
+        """One result per genome: the episodes of EpisodeRunner.run's rules, on the device."""
+        genomes, seeds = check_batch(genomes, seeds, self.template.genome_size)
+        if genomes.shape[0] == 0:
+            return []
+        start = time.perf_counter()
+        compiling = self.program.compile_seconds
+        rules = self.spec.episode_runner
+        if context.validation:
+            keys = self._reset_keys(seeds)[None]
+        else:
+            runs = range(rules.number_fitness_runs)
+            keys = np.stack([self._reset_keys(np.array(episode_seeds(seeds, k))) for k in runs])
+        scaler = context.observation_scaler
+        record = self.spec.observation_normalization is not None and not context.validation
+        with self._precision():
+            params = self.program.brain.params(genomes, self.program.dtype)
+            arrays = self.program.run(
+                params,
+                keys,
+                None if scaler is None else (scaler.mean, scaler.scale, scaler.clip),
+                record,
+            )
+        episodes = [
+            (
+                arrays["return"][k].astype(np.float64),
+                arrays["steps"][k].astype(np.int64),
+                arrays["terminated"][k],
+                arrays["truncated"][k],
+                arrays["cut"][k],
+            )
+            for k in range(keys.shape[0])
+        ]
+        fitness, steps, terminated, truncated = rules.score(episodes)
+        stats = arrays["stats"].astype(np.float64) if record else None
+        results = [
+            EvaluationResult(
+                fitness=float(fitness[i]),
+                steps=int(steps[i]),
+                terminated=int(terminated[i]),
+                truncated=int(truncated[i]),
+                observation_stats=None if stats is None else stats[i].copy(),
+            )
+            for i in range(len(genomes))
+        ]
+        self.env_steps += int(np.sum(steps))
+        elapsed = time.perf_counter() - start
+        self.evaluation_seconds += elapsed - (self.program.compile_seconds - compiling)
+        return results
+
+    def describe(self) -> str:
+        program = self.program
+        return (
+            f"{program.env.name} on {self.device} ({self.precision}), {program.compilations} "
+            f"compilations in {program.compile_seconds:.1f} s"
+        )
+
+    def close(self) -> None:
+        """Nothing to release: compiled programs go with the object."""
+
+
+@register_handler("jax")
+class JaxHandler(EvaluationHandler):
+    """Evaluates the whole batch in this process as one compiled program (CPU, GPU or TPU)."""
+
+    def __init__(self, precision: str = "float32") -> None:
+        self.precision = precision
+        self._worker: JaxWorkerState | None = None
+        self._statistics: dict[str, float | int] = {}  # kept after close, for the summary
+
+    @classmethod
+    def from_config(cls, section: EvaluationConfig) -> JaxHandler:
+        return cls(precision=section.precision)
+
+    def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
+        self.close()
+        self._worker = JaxWorkerState(template, spec, self.precision)
+
+    def batch_evaluate(
+        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
+    ) -> list[EvaluationResult]:
+        if self._worker is None:
+            raise RuntimeError("JaxHandler.start() was not called")
+        return self._worker.evaluate(genomes, seeds, context)
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._statistics = self.statistics()
+            self._worker.close()
+            self._worker = None
+
+    def statistics(self) -> dict[str, float | int]:
+        """Compilations, their seconds, the evaluation seconds without them and their env steps
+        (validation included) of this session (the last session's after :meth:`close`)."""
+        if self._worker is None:
+            return dict(self._statistics)
+        program = self._worker.program
+        return {
+            "compilations": program.compilations,
+            "compile_seconds": round(program.compile_seconds, 3),
+            "evaluation_seconds": round(self._worker.evaluation_seconds, 3),
+            "env_steps": self._worker.env_steps,
+        }
+
+    def describe(self) -> str:
+        if self._worker is None:
+            return "JaxHandler (not started)"
+        return f"JaxHandler: {self._worker.describe()}"

@@ -1,0 +1,252 @@
+"""The jax handler: EpisodeRunner's rules in one compiled program, a gymnax CartPole run that
+solves, exact resume, Dask workers on the JAX path, and one-line refusals."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+pytest.importorskip("gymnax")
+from conftest import small_config  # noqa: E402
+from test_resume import assert_identical, start_train, wait_until_stopped  # noqa: E402
+
+from neuro_evolution import train  # noqa: E402
+from neuro_evolution.brains import make_template  # noqa: E402
+from neuro_evolution.brains.base import parse_brain_config  # noqa: E402
+from neuro_evolution.config import parse_config  # noqa: E402
+from neuro_evolution.configtools import ConfigError, parse  # noqa: E402
+from neuro_evolution.evaluation.environment import EnvironmentConfig  # noqa: E402
+from neuro_evolution.evaluation.episode import (  # noqa: E402
+    EpisodeRunnerConfig,
+    EvaluationContext,
+    RunnerSpec,
+)
+from neuro_evolution.evaluation.handlers.dask import DaskHandler  # noqa: E402
+from neuro_evolution.evaluation.handlers.jax import JaxHandler  # noqa: E402
+from neuro_evolution.evaluation.handlers.sequential import SequentialHandler  # noqa: E402
+from neuro_evolution.experiment import Experiment  # noqa: E402
+from neuro_evolution.normalization import (  # noqa: E402
+    ObservationNormalizationConfig,
+    ObservationScaler,
+)
+from neuro_evolution.novelty import NoveltyConfig  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def spec_for(env_id: str, **rules: Any) -> RunnerSpec:
+    environment = parse(EnvironmentConfig, {"id": env_id, "backend": "gymnax"}, "environment")
+    return RunnerSpec(
+        environment=environment,
+        episode_runner=parse(EpisodeRunnerConfig, rules, "episode_runner"),
+        observation_normalization=parse(ObservationNormalizationConfig, {}, "o"),
+    )
+
+
+def template_for(spec: RunnerSpec, brain: dict[str, Any]):
+    env = spec.environment.make()
+    config = parse_brain_config(brain, "brain")
+    return make_template(config, env.observation_space, env.action_space, np.random.default_rng(1))
+
+
+@pytest.mark.parametrize(
+    ("env_id", "brain", "cut_at", "ending"),
+    [  # episodes end by termination / by the env's time limit / by max_steps_per_run
+        ("CartPole-v1", {"type": "CTRNN", "number_neurons": 5, "delta_t": 0.5}, 120, "term"),
+        ("Pendulum-v1", {"type": "FFNN", "hidden_layers": [4]}, 0, "limit"),
+        ("Acrobot-v1", {"type": "LSTM", "hidden_size": 3}, 120, "cut"),
+    ],
+)
+def test_jax_handler_follows_the_runners_episode_rules_in_float64(
+    env_id, brain, cut_at, ending
+) -> None:
+    """Fitness (cut penalty included), steps, terminated/truncated counts and observation
+    statistics equal the sequential runner's on the same env in float64 -- training episodes,
+    a frozen scaler, and validation episodes alike; twice the same seeds give the same bits."""
+    spec = spec_for(env_id, number_fitness_runs=2, max_steps_per_run=cut_at, max_steps_penalty=7.5)
+    template = template_for(spec, brain)
+    genomes = np.random.default_rng(2).normal(0.0, 1.0, (6, template.genome_size))
+    seeds = np.array([11, 11, 12, 13, 14, 15])
+    size = template.io.input_size
+    scaler = ObservationScaler(mean=np.full(size, 0.1), scale=np.full(size, 2.0), clip=1.5)
+    contexts = [
+        EvaluationContext(),
+        EvaluationContext(observation_scaler=scaler),
+        EvaluationContext(validation=True),
+    ]
+    with jax.enable_x64(True), SequentialHandler() as sequential, JaxHandler("float64") as fast:
+        sequential.start(template, spec)
+        fast.start(template, spec)
+        for context in contexts:
+            expected = sequential.batch_evaluate(genomes, seeds, context)
+            got = fast.batch_evaluate(genomes, seeds, context)
+            again = fast.batch_evaluate(genomes, seeds, context)
+            assert list(map(as_tuple, got)) == list(map(as_tuple, again))
+            for a, b in zip(got, expected):
+                assert (a.steps, a.terminated, a.truncated) == (b.steps, b.terminated, b.truncated)
+                assert a.fitness == pytest.approx(b.fitness, abs=1e-9)
+                if context.validation:
+                    assert a.observation_stats is None and b.observation_stats is None
+                else:
+                    np.testing.assert_allclose(a.observation_stats, b.observation_stats, 1e-9)
+        assert fast.statistics()["compilations"] == 3  # training, with scaler, validation
+        steps = sum(r.steps for r in got)
+        if ending == "term":
+            assert sum(r.terminated for r in got) > 0
+        else:
+            assert sum(r.truncated for r in got) == len(got)
+            assert steps == len(got) * (cut_at or 200)
+
+
+def as_tuple(result) -> tuple:
+    stats = result.observation_stats
+    return (result.fitness, result.steps, result.terminated, result.truncated,
+            None if stats is None else stats.tobytes())  # fmt: skip
+
+
+def jax_config(**changes: Any) -> dict[str, Any]:
+    return small_config(
+        environment={"id": "CartPole-v1", "backend": "gymnax"},
+        evaluation={"handler": "jax"},
+        **changes,
+    )
+
+
+def test_gymnax_cartpole_run_solves() -> None:
+    """CMA-ES + CTRNN on gymnax CartPole reaches the validation target on the jax handler,
+    compiling twice in the whole run (population and validation batch)."""
+    data = json.loads((ROOT / "configs" / "cartpole_jax.json").read_text())
+    experiment = Experiment(parse_config(data))
+    summary = experiment.run(progress=False)
+    assert summary["solved"] is not None, summary
+    assert summary["validation"]["mean"] >= 475
+    assert summary["handler_statistics"]["compilations"] == 2
+
+
+def test_jax_handler_resumes_exactly_after_sigkill(tmp_path: Path) -> None:
+    """SIGKILL after generation 4 (checkpoint at 3), resume: identical to the straight run."""
+    data = jax_config(
+        number_generations=6,
+        optimizer={"type": "CMA_ES", "population_size": 8, "sigma": 0.5},
+        episode_runner={"number_fitness_runs": 2, "max_steps_per_run": 50},
+        checkpoint={"every_generations": 3, "keep": 2},
+        validation={"every_generations": 2, "episodes": 3},
+    )
+    config = tmp_path / "jax.json"
+    config.write_text(json.dumps(data))
+    straight = tmp_path / "straight"
+    assert train.main([str(config), "--out", str(straight), "--quiet"]) == 0
+    run_dir = tmp_path / "killed"
+    process = start_train([str(config), "--out", str(run_dir), "--quiet"], tmp_path, pause_after=4)
+    wait_until_stopped(process)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait(timeout=60) == -signal.SIGKILL
+    assert train.main(["--resume", str(run_dir), "--quiet"]) == 0
+    assert_identical(run_dir, straight)
+
+
+def test_dask_workers_on_the_jax_path_give_the_jax_handlers_results() -> None:
+    """``DaskHandler(vectorize="jax")``: each worker runs its chunk as a JAX program; the
+    results are those of the in-process jax handler."""
+    spec = spec_for("CartPole-v1", number_fitness_runs=2, max_steps_per_run=200)
+    template = template_for(spec, {"type": "CTRNN", "number_neurons": 4})
+    genomes = np.random.default_rng(3).normal(0.0, 1.0, (8, template.genome_size))
+    seeds = np.arange(8) + 100
+    with JaxHandler() as fast:
+        fast.start(template, spec)
+        expected = fast.batch_evaluate(genomes, seeds)
+    with DaskHandler(workers=2, vectorize="jax", chunks_per_worker=1) as dask:
+        dask.start(template, spec)
+        got = dask.batch_evaluate(genomes, seeds)
+    assert [r.steps for r in got] == [r.steps for r in expected]
+    assert [r.fitness for r in got] == [r.fitness for r in expected]
+
+
+def test_jax_handler_refuses_a_gymnasium_env_and_novelty_in_one_line() -> None:
+    """What the JAX path cannot run is a ConfigError naming the field, at start."""
+    gym_spec = RunnerSpec(
+        environment=parse(EnvironmentConfig, {"id": "CartPole-v1"}, "environment"),
+        episode_runner=EpisodeRunnerConfig(),
+    )
+    template = template_for(spec_for("CartPole-v1"), {"type": "FFNN"})
+    with pytest.raises(ConfigError, match=r"^environment\.backend: CartPole-v1 is a Gymnasium"):
+        JaxHandler().start(template, gym_spec)
+    novelty = RunnerSpec(
+        environment=spec_for("CartPole-v1").environment,
+        episode_runner=EpisodeRunnerConfig(),
+        novelty=parse(NoveltyConfig, {}, "novelty"),
+    )
+    with pytest.raises(ConfigError, match=r"^novelty: the JAX path records no behaviour"):
+        JaxHandler().start(template, novelty)
+
+
+BLOCK_JAX = textwrap.dedent(
+    """
+    import sys
+    class Block:
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in ("jax", "jaxlib", "gymnax", "brax"):
+                raise ImportError(f"No module named {name!r} (blocked by the test)")
+    sys.meta_path.insert(0, Block())
+    from neuro_evolution import train
+    sys.exit(train.main(sys.argv[1:]))
+    """
+)
+
+
+@pytest.mark.parametrize("case", ["gymnax-backend", "jax-handler"])
+def test_missing_jax_extra_is_one_line_and_exit_2(tmp_path: Path, case: str) -> None:
+    """Without jax installed (imports blocked), a gymnax env or the jax handler is one line
+    naming the field and the extra to install, exit code 2, and no run directory."""
+    if case == "gymnax-backend":
+        data = jax_config()
+        field = "environment.backend"
+    else:
+        data = small_config(evaluation={"handler": "jax"})
+        field = "evaluation.handler"
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps(data))
+    out = tmp_path / "run"
+    process = subprocess.run(
+        [sys.executable, "-c", BLOCK_JAX, str(config), "--out", str(out), "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert process.returncode == 2, process.stderr
+    lines = process.stderr.strip().splitlines()
+    assert len(lines) == 1, process.stderr
+    assert lines[0].startswith(f"neuro_evolution.train: error: {field}: needs the")
+    assert "pip install 'neuro_evolution[jax]'" in lines[0]
+    assert not out.exists()
+
+
+def test_brax_hopper_trains_on_the_jax_handler() -> None:
+    """A Brax locomotion env (hopper, spring backend) runs generations and validation on the
+    jax handler; its template sees Brax's observation and action sizes."""
+    pytest.importorskip("brax")
+    data = {
+        "environment": {"id": "hopper", "backend": "brax"},
+        "evaluation": {"handler": "jax"},
+        "random_seed": 1,
+        "number_generations": 2,
+        "optimizer": {"type": "PGPE", "population_size": 8},
+        "brain": {"type": "CTRNN", "number_neurons": 4},
+        "episode_runner": {"number_fitness_runs": 1, "max_steps_per_run": 50},
+        "validation": {"every_generations": 2, "episodes": 2},
+    }
+    experiment = Experiment(parse_config(data))
+    assert (experiment.template.io.input_size, experiment.template.io.output_size) == (11, 3)
+    summary = experiment.run(progress=False)
+    assert summary["generations"] == 2
+    assert summary["handler_statistics"]["compilations"] == 2
+    assert np.isfinite(summary["validation"]["mean"])
