@@ -20,6 +20,7 @@ SECTION = "optimizer"  # the experiment config's optimizer section
 # state_bytes(10 n) / state_bytes(n) at most this counts as growing linearly (quadratic: 100).
 LINEAR_GROWTH_LIMIT = 20.0
 TELL_SHARE_LIMIT = 0.1  # warn when a tell takes more than this share of an evaluation
+TELL_FLOOR_SECONDS = 0.05  # ... and at least this long: a shorter tell costs nobody anything
 
 
 def available_memory_bytes() -> int:
@@ -107,9 +108,9 @@ def optimizer_cost_warning(
     optimizer_type: str, genome_size: int, tell_seconds: float, evaluation_seconds: float
 ) -> str | None:
     """A one-line warning when one measured tell takes more than ``TELL_SHARE_LIMIT`` of the
-    same generation's evaluation (workers idle meanwhile), naming the optimizers whose cost
-    grows linearly with the genome; ``None`` otherwise."""
-    if evaluation_seconds <= 0 or tell_seconds <= TELL_SHARE_LIMIT * evaluation_seconds:
+    same generation's evaluation (workers idle meanwhile) and at least ``TELL_FLOOR_SECONDS``,
+    naming the optimizers whose cost grows linearly with the genome; ``None`` otherwise."""
+    if tell_seconds < TELL_FLOOR_SECONDS or tell_seconds <= TELL_SHARE_LIMIT * evaluation_seconds:
         return None
     others = [name for name in linear_optimizers(genome_size) if name != optimizer_type]
     advice = (
