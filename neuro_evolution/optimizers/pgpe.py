@@ -96,12 +96,14 @@ def pgpe_gradients(
       grad_sigma = 1/n sum_i ((r+_i + r-_i) / 2 - b) (epsilon_i^2 - sigma^2) / sigma
     with the baseline b the mean shaped fitness of the generation.
     """
-    epsilon = stdev * noise[0::2]
+    # Written with z (epsilon = stdev * z) so that no (n, G) temporary is made:
+    # grad_mu = stdev * sum_i w_i z_i and grad_sigma = stdev * (sum_i v_i z_i^2 - sum_i v_i).
+    z = noise[0::2]
     plus, minus = shaped[0::2], shaped[1::2]
     pairs = len(plus)
-    grad_center = ((plus - minus) / 2) @ epsilon / pairs
-    baseline = shaped.mean()
-    grad_stdev = ((plus + minus) / 2 - baseline) @ ((epsilon**2 - stdev**2) / stdev) / pairs
+    grad_center = stdev * (((plus - minus) / (2 * pairs)) @ z)
+    weights = ((plus + minus) / 2 - shaped.mean()) / pairs
+    grad_stdev = stdev * (np.einsum("i,ij,ij->j", weights, z, z) - weights.sum())
     return grad_center, grad_stdev
 
 

@@ -65,7 +65,8 @@ def snes_update(
     mu <- mu + eta_mu sigma grad_mu;  sigma <- sigma exp(eta_sigma / 2 grad_sigma).
     """
     grad_mean = utilities @ noise
-    grad_stdev = utilities @ (noise**2 - 1)
+    # sum_k u_k (s_k^2 - 1) without a (P, G) temporary (einsum loops in C).
+    grad_stdev = np.einsum("k,kj,kj->j", utilities, noise, noise) - utilities.sum()
     return mean + eta_mean * stdev * grad_mean, stdev * np.exp(eta_stdev / 2 * grad_stdev)
 
 
