@@ -71,11 +71,25 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--out", type=Path, help="run directory (default: runs/<config>-<timestamp>)"
     )
-    parser.add_argument(
-        "--handler",
-        choices=handler_names(),
-        help="evaluation handler (default: the config's evaluation.handler)",
+    add_override_arguments(
+        parser,
+        handler_names(),
+        "evaluation handler (default: the config's evaluation.handler)",
+        "override number_generations (with --resume: extend the run to N generations)",
     )
+    return parser
+
+
+def add_override_arguments(
+    parser: argparse.ArgumentParser,
+    handlers: list[str],
+    handler_help: str,
+    generations_help: str,
+    jax: bool = True,
+) -> None:
+    """The options that override the config's evaluation section and number_generations, and
+    --quiet (train and sweep share them)."""
+    parser.add_argument("--handler", choices=handlers, help=handler_help)
     parser.add_argument(
         "--workers", type=int, help="worker processes for mp/dask (0: one per core)"
     )
@@ -84,22 +98,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--scheduler",
         help="existing Dask scheduler: tcp://HOST:PORT or a scheduler file (default: LocalCluster)",
     )
-    parser.add_argument(
-        "--vectorize",
-        nargs="?",
-        const=True,
-        default=None,
-        choices=["jax"],
-        help="mp/dask workers evaluate vectorized (numpy lockstep); --vectorize jax: Dask "
-        "workers run one compiled JAX program per chunk",
-    )
-    parser.add_argument(
-        "--generations",
-        type=int,
-        help="override number_generations (with --resume: extend the run to N generations)",
-    )
+    if jax:
+        parser.add_argument(
+            "--vectorize",
+            nargs="?",
+            const=True,
+            default=None,
+            choices=["jax"],
+            help="mp/dask workers evaluate vectorized (numpy lockstep); --vectorize jax: Dask "
+            "workers run one compiled JAX program per chunk",
+        )
+    else:
+        parser.add_argument(
+            "--vectorize", action="store_true", default=None, help="workers evaluate vectorized"
+        )
+    parser.add_argument("--generations", type=int, help=generations_help)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    return parser
 
 
 def evaluation_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -179,8 +193,8 @@ def stop_signals(request: StopRequest) -> Iterator[None]:
 
 
 @contextmanager
-def one_line_warnings() -> Iterator[None]:
-    """Print every warning raised inside the block as one ``PROGRAM: warning: ...`` line."""
+def one_line_warnings(program: str = PROGRAM) -> Iterator[None]:
+    """Print every warning raised inside the block as one ``program: warning: ...`` line."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
         ignore_known_noise()
@@ -189,7 +203,7 @@ def one_line_warnings() -> Iterator[None]:
         finally:
             for warning in caught:
                 message = str(warning.message).splitlines()[0]
-                print(f"{PROGRAM}: warning: {message}", file=sys.stderr, flush=True)
+                print(f"{program}: warning: {message}", file=sys.stderr, flush=True)
 
 
 def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -16,15 +16,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from neuro_evolution.cli import run_cli
 from neuro_evolution.errors import UserError
-from neuro_evolution.evaluation.handlers.options import START_METHODS
 from neuro_evolution.sweep.grid import (
     RunPlan,
     expand_grid,
@@ -34,7 +30,13 @@ from neuro_evolution.sweep.grid import (
 )
 from neuro_evolution.sweep.pools import POOL_HANDLERS, make_pool
 from neuro_evolution.sweep.scheduler import Sweep, SweepSummary
-from neuro_evolution.train import StopRequest, apply_overrides, stop_signals
+from neuro_evolution.train import (
+    StopRequest,
+    add_override_arguments,
+    apply_overrides,
+    one_line_warnings,
+    stop_signals,
+)
 
 PROGRAM = "neuro_evolution.sweep"
 
@@ -59,22 +61,18 @@ def build_parser() -> argparse.ArgumentParser:
         "a grid); values are JSON where they parse, else strings",
     )
     parser.add_argument("--out", type=Path, help="sweep directory (default: sweeps/<config>)")
-    parser.add_argument("--handler", choices=POOL_HANDLERS, help="shared pool (default: mp)")
-    parser.add_argument("--workers", type=int, help="worker processes for mp/dask (0: per core)")
-    parser.add_argument("--start-method", choices=START_METHODS, help="start method for mp")
-    parser.add_argument(
-        "--scheduler", help="existing Dask scheduler: tcp://HOST:PORT or a scheduler file"
+    add_override_arguments(
+        parser,
+        list(POOL_HANDLERS),
+        "shared pool (default: mp)",
+        "override number_generations",
+        jax=False,
     )
-    parser.add_argument(
-        "--vectorize", action="store_true", default=None, help="workers evaluate vectorized"
-    )
-    parser.add_argument("--generations", type=int, help="override number_generations")
     parser.add_argument(
         "--parallel-runs",
         type=int,
         help="runs open at once, sharing the workers (default: 4 per worker)",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
 
@@ -93,19 +91,6 @@ def plans_from_arguments(args: argparse.Namespace) -> list[RunPlan]:
         args.handler = "mp"  # a sweep always shares a pool; the config's handler may be another
     plans = expand_grid(data, settings, seeds)
     return [dataclasses.replace(p, config=apply_overrides(p.config, args)) for p in plans]
-
-
-@contextmanager
-def one_line_warnings() -> Iterator[None]:
-    """Print every warning raised inside the block as one ``PROGRAM: warning: ...`` line."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("default")
-        try:
-            yield
-        finally:
-            for warning in caught:
-                message = str(warning.message).splitlines()[0]
-                print(f"{PROGRAM}: warning: {message}", file=sys.stderr, flush=True)
 
 
 class Progress:
@@ -164,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             if not args.quiet:
                 print(f"sweep: {len(plans)} runs in {directory}; {pool.describe()}", flush=True)
             runner = Sweep(plans, directory, pool, parallel, request.requested, progress)
-            with stop_signals(request), request.graceful(), one_line_warnings():
+            with stop_signals(request), request.graceful(), one_line_warnings(PROGRAM):
                 summary = runner.run()
         finally:
             progress.close()
