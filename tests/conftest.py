@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import importlib.util
 import os
 from typing import Any
 
@@ -54,3 +55,14 @@ def without_end_validation(log: list[dict[str, Any]], ended_after: int) -> list[
 def small_cartpole() -> dict[str, Any]:
     """A tiny CartPole experiment config as a dict."""
     return small_config()
+
+
+def require(module: str) -> object:
+    """``module``, imported; the calling test module is skipped only when it is not installed.
+
+    Unlike ``pytest.importorskip``, an installed package that fails to import (a dependency it
+    forgot to declare) fails the tests instead of silently skipping them.
+    """
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed", allow_module_level=True)
+    return importlib.import_module(module)

@@ -8,8 +8,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import require
 
-jax = pytest.importorskip("jax")
+jax = require("jax")
 import jax.numpy as jnp  # noqa: E402
 from test_brain_references import (  # noqa: E402
     ACTION_SPACE,

@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import require
 
-jax = pytest.importorskip("jax")
-pytest.importorskip("gymnax")
+jax = require("jax")
+require("gymnax")
 from conftest import small_config  # noqa: E402
 from test_resume import assert_identical, start_train, wait_until_stopped  # noqa: E402
 
@@ -233,7 +234,7 @@ def test_missing_jax_extra_is_one_line_and_exit_2(tmp_path: Path, case: str) -> 
 def test_brax_hopper_trains_on_the_jax_handler() -> None:
     """A Brax locomotion env (hopper, spring backend) runs generations and validation on the
     jax handler; its template sees Brax's observation and action sizes."""
-    pytest.importorskip("brax")
+    require("brax")
     data = {
         "environment": {"id": "hopper", "backend": "brax"},
         "evaluation": {"handler": "jax"},

@@ -15,15 +15,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import small_config
+from conftest import require, small_config
 from fault_injection import command
 
 from neuro_evolution import train
 from neuro_evolution.observers import options
 from neuro_evolution.results import read_log
 
-pytest.importorskip("tensorboard")
-pytest.importorskip("mlflow")
+require("tensorboard")
+require("mlflow")
 
 from mlflow.tracking import MlflowClient  # noqa: E402
 from tensorboard.backend.event_processing.event_accumulator import (  # noqa: E402
