@@ -1,7 +1,8 @@
 """Benchmark: 8 seeds of a small-population config as one sweep versus 8 runs one after another.
 
-The config is ``configs/cartpole.json`` with population 20 (CMA-ES, 6-neuron CTRNN, 5 episodes
-per evaluation, 30 generations, validation every 10). Measured in the same process, alternating:
+The config is ``configs/cartpole.json`` (PGPE, 6-neuron CTRNN) with population 20, 5 episodes per
+evaluation, 30 generations, validation every 10 without a target (every run does all its
+generations) and plain mp workers. Measured in the same process, alternating:
 
 - sequence: 8 runs, each as ``train`` runs it (an Experiment with its own mp pool of W workers,
   a run directory and checkpoints), one after another;
@@ -31,6 +32,7 @@ from neuro_evolution.results import read_log
 from neuro_evolution.sweep.grid import RunPlan
 from neuro_evolution.sweep.pools import make_pool
 from neuro_evolution.sweep.scheduler import Sweep
+from neuro_evolution.validation import ValidationConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,7 +41,10 @@ def plans(seeds: int, workers: int) -> list[RunPlan]:
     config = load_config(ROOT / "configs" / "cartpole.json")
     config = dataclasses.replace(
         config,
+        number_generations=30,
         optimizer=dataclasses.replace(config.optimizer, population_size=20),
+        episode_runner=dataclasses.replace(config.episode_runner, number_fitness_runs=5),
+        validation=ValidationConfig(every_generations=10, episodes=10, target=None),
         evaluation=evaluation_config("mp", workers=workers),
     )
     return [
