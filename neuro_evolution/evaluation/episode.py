@@ -145,20 +145,19 @@ class EpisodeRunner:
         recorder = None
         if self.spec.novelty is not None:
             recorder = BehaviorRecorder(self.spec.novelty, self.env)
-        observations = None
-        if self.spec.observation_normalization is not None:
-            observations = ObservationRecorder(self.observation_size)
-        episodes = [
-            self._episode(
-                brain, episode_seed(seed, k), brain_rng(seed, k), recorder, scaler, observations
+        recording = self.spec.observation_normalization is not None
+        episodes, totals = [], None
+        for k in range(self.config.number_fitness_runs):
+            observations = ObservationRecorder(self.observation_size) if recording else None
+            episodes.append(
+                self._episode(
+                    brain, episode_seed(seed, k), brain_rng(seed, k), recorder, scaler, observations
+                )
             )
-            for k in range(self.config.number_fitness_runs)
-        ]
-        return self._result(
-            episodes,
-            None if recorder is None else recorder.behavior(),
-            None if observations is None else observations.as_array(),
-        )
+            if observations is not None:  # episode totals in episode order, as lockstep adds them
+                episode_totals = observations.as_array()
+                totals = episode_totals if totals is None else totals + episode_totals
+        return self._result(episodes, None if recorder is None else recorder.behavior(), totals)
 
     @property
     def observation_size(self) -> int:

@@ -48,6 +48,7 @@ from neuro_evolution.evaluation.handlers.base import (
     EvaluationHandler,
     check_batch,
     check_parallel_options,
+    chunks_per_worker_for,
     sigint_ignored,
     split_chunks,
 )
@@ -171,6 +172,7 @@ class DaskHandler(EvaluationHandler):
             workers=section.worker_count,
             scheduler=section.scheduler,
             vectorize=section.vectorize,
+            chunks_per_worker=chunks_per_worker_for(section.vectorize),
             reconnect_seconds=section.reconnect_seconds,
             precision=section.precision,
         )

@@ -48,6 +48,7 @@ from neuro_evolution.evaluation.handlers.base import (
     EvaluationHandler,
     check_batch,
     check_parallel_options,
+    chunks_per_worker_for,
     split_chunks,
 )
 from neuro_evolution.evaluation.handlers.options import (
@@ -102,6 +103,7 @@ class MultiprocessingHandler(EvaluationHandler):
             workers=section.worker_count,
             start_method=section.start_method,
             vectorize=section.vectorize,
+            chunks_per_worker=chunks_per_worker_for(section.vectorize),
         )
 
     # --- lifecycle ---------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 """The vectorized handler: a whole batch of genomes steps in lockstep against a vector env.
 
-Episode k of every individual runs at the same time, k = 0 .. number_fitness_runs-1: the env
-copies are reset with ``episode_seed(seeds[i], k)``, one batch brain (``template.build_batch``) is
-reset with ``brain_rng(seeds[i], k)``, and all copies step together until every individual's
-episode has ended. An individual whose episode has ended is masked out: it accumulates no reward,
+Every episode of every individual runs at the same time, one lane per (episode k, individual i),
+k = 0 .. number_fitness_runs-1: lane k*P+i's env copy is reset with ``episode_seed(seeds[i], k)``,
+its brain (one batch brain of R*P copies, ``template.build_batch``) with ``brain_rng(seeds[i], k)``,
+and all lanes step together until every episode has ended. So a small population with several
+episodes each still fills the batch (CartPole, P=20, 5 episodes: 100 lanes for at most 500 steps,
+not 20 lanes for 5 x 500). A lane whose episode has ended is masked out: it accumulates no reward,
 its env copy is not stepped (sync mode) or ignored (native mode), and the brain is told through
 ``BatchBrain.step(observations, active=mask)``. Fitness, steps and the terminated/truncated counts
 follow :meth:`EpisodeRunner.run` to the bit (see ``docs/vectorized.md``).
@@ -53,60 +55,82 @@ def evaluate_lockstep(
     context: EvaluationContext = TRAINING,
     observation_size: int = 0,
 ) -> list[EvaluationResult]:
-    """Evaluate the P brains of ``brain`` on the P copies of ``envs`` under the same
-    rules (``config``) as EpisodeRunner.run (an individual whose episode ended is masked).
+    """Evaluate P individuals under the same rules (``config``) as EpisodeRunner.run: all their
+    episodes at once, one lane per (episode k, individual i), an ended lane masked.
 
+    ``brain`` and ``envs`` hold R * P lanes, lane ``k * P + i`` being episode k of individual i
+    (R = ``lockstep_runs(config, context)``; see :func:`lockstep_genomes`).
     ``observation_size`` > 0 gathers per-individual observation statistics (training only).
     """
-    count = envs.num_envs
-    scaler = context.observation_scaler
-    runs = 1 if context.validation else config.number_fitness_runs
+    count = len(seeds)
+    runs = lockstep_runs(config, context)
+    lanes = envs.num_envs
+    if lanes != runs * count:
+        raise ValueError(f"{lanes} lanes for {runs} episodes of {count} individuals")
     stats = None
     if observation_size and not context.validation:
-        stats = np.zeros((count, 1 + 2 * observation_size))
-    episodes = []
-    for episode in range(runs):
-        if context.validation:  # the seed itself, as EpisodeRunner.run_episode(brain, seed)
-            observations = envs.reset([int(seed) for seed in seeds])
-            brain.reset([np.random.default_rng(int(seed)) for seed in seeds])
-        else:
-            observations = envs.reset(episode_seeds(seeds, episode))
-            brain.reset(brain_rngs(seeds, episode))
-        episode_return = np.zeros(count)
-        steps = np.zeros(count, dtype=np.int64)
-        ended_terminated = np.zeros(count, dtype=bool)
-        ended_truncated = np.zeros(count, dtype=bool)
-        ended_cut = np.zeros(count, dtype=bool)
-        active = np.ones(count, dtype=bool)
-        all_active = True
-        while all_active or active.any():
-            if stats is not None:
-                record_batch(stats, observations, None if all_active else active)
-            shown = observations if scaler is None else scaler.apply(observations)
-            actions = brain.step(shown, None if all_active else active)
-            observations, rewards, terminated, truncated = envs.step(actions, active)
-            np.add(episode_return, rewards, out=episode_return, where=active)
-            steps += active
-            ended_by_env = active & (terminated | truncated)
-            ended_terminated |= ended_by_env & terminated
-            ended_truncated |= ended_by_env & truncated
-            active &= ~ended_by_env
-            cut = active & config.reached_limit(steps)
-            ended_cut |= cut
-            active &= ~cut
-            all_active = all_active and bool(active.all())
-        episodes.append((episode_return, steps, ended_terminated, ended_truncated, ended_cut))
+        stats = np.zeros((lanes, 1 + 2 * observation_size))
+    if context.validation:  # the seed itself, as EpisodeRunner.run_episode(brain, seed)
+        observations = envs.reset([int(seed) for seed in seeds])
+        brain.reset([np.random.default_rng(int(seed)) for seed in seeds])
+    else:
+        observations = envs.reset([s for k in range(runs) for s in episode_seeds(seeds, k)])
+        brain.reset([rng for k in range(runs) for rng in brain_rngs(seeds, k)])
+    scaler = context.observation_scaler
+    episode_return = np.zeros(lanes)
+    steps = np.zeros(lanes, dtype=np.int64)
+    ended_terminated = np.zeros(lanes, dtype=bool)
+    ended_truncated = np.zeros(lanes, dtype=bool)
+    ended_cut = np.zeros(lanes, dtype=bool)
+    active = np.ones(lanes, dtype=bool)
+    all_active = True
+    while all_active or active.any():
+        if stats is not None:
+            record_batch(stats, observations, None if all_active else active)
+        shown = observations if scaler is None else scaler.apply(observations)
+        actions = brain.step(shown, None if all_active else active)
+        observations, rewards, terminated, truncated = envs.step(actions, active)
+        np.add(episode_return, rewards, out=episode_return, where=active)
+        steps += active
+        ended_by_env = active & (terminated | truncated)
+        ended_terminated |= ended_by_env & terminated
+        ended_truncated |= ended_by_env & truncated
+        active &= ~ended_by_env
+        cut = active & config.reached_limit(steps)
+        ended_cut |= cut
+        active &= ~cut
+        all_active = all_active and bool(active.all())
+    episodes = [
+        tuple(a[k * count : (k + 1) * count].copy() for a in (
+            episode_return, steps, ended_terminated, ended_truncated, ended_cut))
+        for k in range(runs)
+    ]  # fmt: skip
     fitness, total_steps, terminated_count, truncated_count = config.score(episodes)
+    per_individual = None
+    if stats is not None:  # episode totals added in episode order, as EpisodeRunner.run does
+        per_individual = np.zeros((count, stats.shape[1]))
+        for k in range(runs):
+            per_individual += stats[k * count : (k + 1) * count]
     return [
         EvaluationResult(
             fitness=float(fitness[i]),
             steps=int(total_steps[i]),
             terminated=int(terminated_count[i]),
             truncated=int(truncated_count[i]),
-            observation_stats=None if stats is None else stats[i].copy(),
+            observation_stats=None if per_individual is None else per_individual[i].copy(),
         )
         for i in range(count)
     ]
+
+
+def lockstep_runs(config: EpisodeRunnerConfig, context: EvaluationContext) -> int:
+    """Episodes per individual in one evaluation: one for validation, else number_fitness_runs."""
+    return 1 if context.validation else config.number_fitness_runs
+
+
+def lockstep_genomes(genomes: np.ndarray, runs: int) -> np.ndarray:
+    """The (R * P, G) genomes of the lanes: lane ``k * P + i`` is individual i."""
+    return genomes if runs == 1 else np.tile(genomes, (runs, 1))
 
 
 def fallback_reason(template: BrainTemplate, spec: RunnerSpec) -> str:
@@ -184,8 +208,9 @@ class VectorizedWorkerState:
         genomes, seeds = check_batch(genomes, seeds, self.template.genome_size)
         if genomes.shape[0] == 0:
             return []
-        brain = self.template.build_batch(genomes)
-        envs = self._lockstep_env(genomes.shape[0])
+        runs = lockstep_runs(self.spec.episode_runner, context)
+        brain = self.template.build_batch(lockstep_genomes(genomes, runs))
+        envs = self._lockstep_env(runs * genomes.shape[0])
         observation_size = 0
         if self.spec.observation_normalization is not None:
             observation_size = self._observation_size
