@@ -402,9 +402,12 @@ class Experiment:
         }
 
     def close(self) -> None:
-        """Run the ``on_close`` hooks (once), and close the handler if this experiment made it."""
+        """Draw the last plot, run the ``on_close`` hooks (once), and close the handler if this
+        experiment made it."""
         hooks, self.on_close = self.on_close, []
         try:
+            if self.run_directory is not None:
+                self.run_directory.finish(self.log)
             for hook in hooks:
                 hook(self)
         finally:

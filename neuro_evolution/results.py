@@ -239,14 +239,17 @@ def plot_fitness(path: str | Path, log: list[dict[str, Any]], title: str) -> Non
 
 
 class RunDirectory:
-    """Writes a run's results as it goes; the plot is refreshed at most every ``plot_every`` s."""
+    """Writes a run's results as it goes; the plot is refreshed at most every ``plot_every`` s,
+    the first time after ``plot_every`` s (a plot of the first generation is not worth its
+    drawing time), and at the end (:meth:`finish`)."""
 
     def __init__(self, path: Path, title: str, plot_every: float = 5.0):
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self.title = title
         self.plot_every = plot_every
-        self._last_plot = float("-inf")
+        self._last_plot = time.monotonic()  # the first drawing waits plot_every s (or the end)
+        self._plotted_rows = 0
 
     def write_config(self, resolved: dict[str, Any]) -> None:
         """Write ``config.json``."""
@@ -266,7 +269,17 @@ class RunDirectory:
         save_hall_of_fame(self.path / HALL_OF_FAME_FILE, hall_of_fame, template)
         if candidate is not None:
             save_candidate(self.path / CANDIDATE_FILE, candidate, template)
-        now = time.monotonic()
-        if final or now - self._last_plot >= self.plot_every:
-            plot_fitness(self.path / PLOT_FILE, log, self.title)
-            self._last_plot = now
+        if final or time.monotonic() - self._last_plot >= self.plot_every:
+            self.plot(log)
+
+    def plot(self, log: list[dict[str, Any]]) -> None:
+        """Draw ``fitness.png`` now."""
+        plot_fitness(self.path / PLOT_FILE, log, self.title)
+        self._last_plot = time.monotonic()
+        self._plotted_rows = len(log)
+
+    def finish(self, log: list[dict[str, Any]]) -> None:
+        """Draw the plot if generations were logged since the last drawing (a run that stopped
+        or failed shows its last completed generation)."""
+        if len(log) > self._plotted_rows:
+            self.plot(log)

@@ -2,7 +2,8 @@
 
 The config is ``configs/cartpole.json`` (PGPE, 6-neuron CTRNN) with population 20, 5 episodes per
 evaluation, 30 generations, validation every 10 without a target (every run does all its
-generations) and plain mp workers. Measured in the same process, alternating:
+generations) and the config's own evaluation section (mp workers, lockstep in each worker).
+Measured in the same process, alternating:
 
 - sequence: 8 runs, each as ``train`` runs it (an Experiment with its own mp pool of W workers,
   a run directory and checkpoints), one after another;
@@ -26,7 +27,6 @@ from pathlib import Path
 
 from neuro_evolution.checkpoint import install_checkpoints
 from neuro_evolution.config import load_config
-from neuro_evolution.evaluation.handlers.options import evaluation_config
 from neuro_evolution.experiment import Experiment
 from neuro_evolution.results import read_log
 from neuro_evolution.sweep.grid import RunPlan
@@ -45,7 +45,7 @@ def plans(seeds: int, workers: int) -> list[RunPlan]:
         optimizer=dataclasses.replace(config.optimizer, population_size=20),
         episode_runner=dataclasses.replace(config.episode_runner, number_fitness_runs=5),
         validation=ValidationConfig(every_generations=10, episodes=10, target=None),
-        evaluation=evaluation_config("mp", workers=workers),
+        evaluation=dataclasses.replace(config.evaluation, workers=workers),
     )
     return [
         RunPlan(f"seed-{seed}", (), seed, dataclasses.replace(config, random_seed=seed))

@@ -160,3 +160,26 @@ def test_fitness_plot_keeps_the_legend_off_the_data_and_ticks_whole_generations(
     assert figure.bbox.contains(legend.x1 - 1, legend.y0 + 1)  # and not cut off
     ticks = [t for t in axes.get_xticks() if axes.get_xlim()[0] <= t <= axes.get_xlim()[1]]
     assert ticks and all(float(t).is_integer() for t in ticks), ticks
+
+
+def test_the_plot_waits_for_its_interval_and_a_closed_run_shows_its_last_generation(tmp_path):
+    """No drawing for the first generations (the first one waits ``plot_every`` s); closing a run
+    that stopped early draws every generation it completed."""
+    from neuro_evolution.config import parse_config
+    from neuro_evolution.experiment import Experiment
+
+    experiment = Experiment(parse_config(small_config(number_generations=10)))
+    experiment.start()
+    experiment.attach_run_directory(tmp_path / "run")
+    experiment.step()
+    experiment.step()
+    plot = tmp_path / "run" / "fitness.png"
+    assert not plot.exists()
+    experiment.close()
+    drawn = plot.read_bytes()
+    assert drawn.startswith(b"\x89PNG")
+    experiment.run_directory.plot_every = 0.0
+    experiment.run_directory.write_generation(
+        experiment.log, experiment.hall_of_fame, experiment.template
+    )
+    assert plot.read_bytes() == drawn  # the same two generations

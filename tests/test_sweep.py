@@ -24,6 +24,7 @@ from neuro_evolution.errors import ConfigError, UserError
 from neuro_evolution.results import read_log
 from neuro_evolution.sweep import cli as sweep_cli
 from neuro_evolution.sweep.grid import expand_grid, parse_seeds, parse_setting, split_values
+from neuro_evolution.sweep.pools import ProcessPool
 
 SIGMAS = (0.1, 0.5)
 SEEDS = (1, 2, 3, 4)
@@ -110,6 +111,41 @@ def test_sweep_on_dask_equals_train(tmp_path):
     for seed in (1, 2):
         run_dir = out / "base" / f"seed-{seed}"  # one value: not in the name
         assert_same_run(run_dir, train_alone(tmp_path, config, 0.5, seed))
+
+
+def test_a_vectorized_sweep_equals_train(tmp_path):
+    """Lockstep in the pool's workers, 2 episodes per individual in lanes of their own: whole
+    requests while 2 runs fill the 2 workers, split for the last run; every run equals the one
+    ``train`` gives alone with the per-individual loop."""
+    config = sweep_config(
+        tmp_path,
+        episode_runner={"number_fitness_runs": 2, "max_steps_per_run": 80},
+        evaluation={"handler": "mp", "vectorize": True},
+    )
+    out = tmp_path / "sweep"
+    args = [str(config), "--seeds", "1-3", "--set", "optimizer.sigma=0.5", "--out", str(out)]
+    assert sweep_cli.main([*args, "--workers", "2", "--parallel-runs", "2", "--quiet"]) == 0
+    for seed in (1, 2, 3):
+        assert_same_run(out / "base" / f"seed-{seed}", train_alone(tmp_path, config, 0.5, seed))
+
+
+def test_lockstep_requests_stay_whole_while_the_runs_fill_the_workers():
+    """A vectorized pool of 2 workers cuts a request in 2 chunks for one open run, keeps it whole
+    for 2 or more; the per-individual pool always cuts one chunk per worker."""
+    setup: Any = None  # the process pool only stores a run's setup until a worker asks for it
+    for vectorize, expected in ((True, [2, 2, 1, 1, 2]), (False, [2] * 5)):
+        pool = ProcessPool(2, "forkserver", capacity=4, vectorize=vectorize)
+        try:
+            counts = [pool.request_chunks()]
+            for run in ("a", "b", "c"):
+                pool.register(run, setup, setup)
+                counts.append(pool.request_chunks())
+            pool.unregister("a")
+            pool.unregister("b")
+            counts.append(pool.request_chunks())
+        finally:
+            pool.close()
+        assert counts == expected
 
 
 PAUSED_SWEEP = """

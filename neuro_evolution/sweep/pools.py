@@ -74,29 +74,47 @@ class _Pending:
 class RunPool(ABC):
     """Workers shared by many runs; requests of any run, completions as they arrive.
 
-    A request goes out in ``slots * chunks_per_slot`` chunks. One chunk per slot is enough: the
-    other runs' chunks fill the slots while a run waits (measured on 8 CartPole runs, 2 workers:
-    workers busy 88% with 1 chunk per slot, 79% with 2, 74% with 4, for the same wall time).
+    How many chunks a request goes out in: :meth:`request_chunks`.
     """
 
-    def __init__(self, slots: int, vectorize: bool = False, chunks_per_slot: int = 1) -> None:
+    def __init__(self, slots: int, vectorize: bool = False) -> None:
         if vectorize:
             vectorized_state_class()  # fail here, not in every worker
         self.slots = slots
         self.vectorize = vectorize
-        self.chunks_per_slot = chunks_per_slot
         self.busy_seconds = 0.0  # summed over workers, measured inside them
+        self._runs: set[str] = set()  # registered, not yet unregistered
         self._tickets = itertools.count()
         self._pending: dict[int, _Pending] = {}
         self._done: dict[int, list[EvaluationResult]] = {}
 
-    @abstractmethod
     def register(self, run_id: str, template: BrainTemplate, spec: RunnerSpec) -> None:
         """Make the run known to every worker (before its first request)."""
+        self._register(run_id, template, spec)
+        self._runs.add(run_id)
 
-    @abstractmethod
     def unregister(self, run_id: str) -> None:
         """Forget the run (its workers' states may go)."""
+        self._runs.discard(run_id)
+        self._unregister(run_id)
+
+    def request_chunks(self) -> int:
+        """Chunks of one request. Per-individual loops: one per slot, as the other runs' chunks
+        fill the slots while a run waits (8 CartPole runs, 2 workers: busy 88% with 1 chunk per
+        slot, 79% with 2, 74% with 4, for the same wall time). Lockstep: a chunk takes as long as
+        its longest episode however many lanes it has, so each request stays whole while enough
+        runs are open to fill the slots, and is split only to fill them (the last runs)."""
+        if self.vectorize:
+            return max(1, -(-self.slots // max(1, len(self._runs))))
+        return self.slots
+
+    @abstractmethod
+    def _register(self, run_id: str, template: BrainTemplate, spec: RunnerSpec) -> None:
+        """The pool's own registration of a run."""
+
+    @abstractmethod
+    def _unregister(self, run_id: str) -> None:
+        """The pool's own forgetting of a run."""
 
     @abstractmethod
     def _submit_chunk(
@@ -120,7 +138,7 @@ class RunPool(ABC):
         """Queue ``request`` of ``run_id`` in chunks; returns its ticket for :meth:`wait`."""
         genomes, seeds = check_batch(request.genomes, request.seeds)
         ticket = next(self._tickets)
-        slices = split_chunks(len(genomes), self.slots * self.chunks_per_slot)
+        slices = split_chunks(len(genomes), self.request_chunks())
         self._pending[ticket] = _Pending(run_id, slices, [None] * len(slices))
         if not slices:
             self._finish(ticket)
@@ -159,16 +177,16 @@ class SequentialPool(RunPool):
     """Evaluates every request in this process when it is submitted."""
 
     def __init__(self, vectorize: bool = False) -> None:
-        super().__init__(slots=1, vectorize=vectorize, chunks_per_slot=1)
+        super().__init__(slots=1, vectorize=vectorize)
         self._states: dict[str, Any] = {}
 
-    def register(self, run_id: str, template: BrainTemplate, spec: RunnerSpec) -> None:
+    def _register(self, run_id: str, template: BrainTemplate, spec: RunnerSpec) -> None:
         if self.vectorize:
             self._states[run_id] = vectorized_state_class()(template, spec)
         else:
             self._states[run_id] = WorkerState(template, spec)
 
-    def unregister(self, run_id: str) -> None:
+    def _unregister(self, run_id: str) -> None:
         state = self._states.pop(run_id, None)
         if state is not None:
             state.close()
@@ -207,10 +225,10 @@ class ProcessPool(RunPool):
                 future.result()
         self.start_method = start_method
 
-    def register(self, run_id: str, template: BrainTemplate, spec: RunnerSpec) -> None:
+    def _register(self, run_id: str, template: BrainTemplate, spec: RunnerSpec) -> None:
         self._setups[run_id] = (template, spec, self.vectorize)
 
-    def unregister(self, run_id: str) -> None:
+    def _unregister(self, run_id: str) -> None:
         self._setups.pop(run_id, None)
 
     def _submit_chunk(self, ticket, index, run_id, genomes, seeds, context, setup=None) -> None:  # type: ignore[override]
@@ -258,14 +276,14 @@ class DaskPool(RunPool):
         self._futures: dict[Any, tuple[int, int]] = {}
         self._completed: queue.Queue = queue.Queue()  # futures done, fed by Dask's callbacks
 
-    def register(self, run_id: str, template: BrainTemplate, spec: RunnerSpec) -> None:
+    def _register(self, run_id: str, template: BrainTemplate, spec: RunnerSpec) -> None:
         from neuro_evolution.evaluation.handlers.dask import EvaluationPlugin
 
         name = f"neuro_evolution-sweep-{uuid.uuid4().hex}"
         self._client.register_plugin(EvaluationPlugin(template, spec, self.vectorize), name=name)
         self._plugins[run_id] = name
 
-    def unregister(self, run_id: str) -> None:
+    def _unregister(self, run_id: str) -> None:
         name = self._plugins.pop(run_id, None)
         if name is not None and self._client.status == "running":
             self._client.unregister_worker_plugin(name)
@@ -304,6 +322,12 @@ class DaskPool(RunPool):
 
     def describe(self) -> str:
         return self._handler.describe().replace("dask: ", "dask (shared by the runs): ", 1)
+
+
+def import_plotting() -> None:
+    """Import what drawing ``fitness.png`` needs (0.25 s the first time)."""
+    from matplotlib import figure  # noqa: F401
+    from matplotlib.backends import backend_agg  # noqa: F401
 
 
 class PooledRun(EvaluationHandler):
