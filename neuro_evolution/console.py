@@ -19,6 +19,34 @@ KNOWN_NOISE: tuple[tuple[str, type[Warning]], ...] = (
 )
 
 
+# MuJoCo warnings nobody using this package can act on: MuJoCo >= 3.3 warns while compiling the
+# XML models Gymnasium ships (HalfCheetah's ``settotalmass``), on stdout and in MUJOCO_LOG.TXT,
+# once per env made (every worker, every validation).
+MUJOCO_NOISE: tuple[str, ...] = ("compiler attribute 'settotalmass' is deprecated",)
+
+
+def quiet_mujoco() -> None:
+    """Route MuJoCo's warnings through here (once per process): the known noise is dropped, any
+    other warning is one ``warning:`` line on stderr. Call it before making a MuJoCo env."""
+    global _MUJOCO_QUIET
+    if _MUJOCO_QUIET:
+        return
+    try:
+        import mujoco
+    except ImportError:  # making the env will say what is missing
+        return
+
+    def handler(message: str) -> None:
+        if not any(noise in message for noise in MUJOCO_NOISE):
+            warning(f"MuJoCo: {message}")
+
+    mujoco.set_mju_user_warning(handler)
+    _MUJOCO_QUIET = True
+
+
+_MUJOCO_QUIET = False
+
+
 def ignore_known_noise() -> None:
     """Add the filters of :data:`KNOWN_NOISE` (again: ``catch_warnings`` blocks reset them)."""
     for message, category in KNOWN_NOISE:

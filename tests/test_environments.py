@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import small_config, without_end_validation
+from conftest import require, small_config, without_end_validation
 
 from neuro_evolution import replay, train
 from neuro_evolution.config import config_to_dict, parse_config
@@ -255,3 +255,19 @@ def test_every_config_in_the_guide_is_accepted_and_dry_runs(index: int) -> None:
     block = GUIDE.read_text().split("```json")[index + 1].split("```")[0]
     experiment = Experiment(parse_config(small_config(**json.loads(block))))
     assert experiment.template.genome_size > 0
+
+
+def test_making_a_mujoco_env_prints_nothing(tmp_path):
+    """HalfCheetah's XML makes MuJoCo >= 3.3 warn about ``settotalmass`` on stdout (and in
+    MUJOCO_LOG.TXT) at every env made; the environment section drops that known noise."""
+    require("mujoco")
+    code = (
+        "from neuro_evolution.evaluation.environment import EnvironmentConfig\n"
+        "EnvironmentConfig(id='HalfCheetah-v5').make().close()\n"
+        "EnvironmentConfig(id='HalfCheetah-v5').make().close()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert "settotalmass" not in done.stdout + done.stderr
+    assert not (tmp_path / "MUJOCO_LOG.TXT").exists()

@@ -24,6 +24,7 @@ import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec, load_env_creator
 
 from neuro_evolution.configtools import ConfigBase, ConfigError, config_class, did_you_mean, option
+from neuro_evolution.console import quiet_mujoco
 from neuro_evolution.evaluation.wrappers import WrapperConfig, check_arguments
 from neuro_evolution.frozen import FrozenDict
 from neuro_evolution.importing import (
@@ -160,7 +161,18 @@ class EnvironmentConfig(ConfigBase):
             spec = EnvSpec(id=self.entry_point, entry_point=creator)
             env = gym.make(spec, disable_env_checker=True, **kwargs)
         else:
+            if _uses_mujoco(self.id):
+                quiet_mujoco()
             env = gym.make(self.id, disable_env_checker=True, **kwargs)
         for index, wrapper in enumerate(self.wrappers):
             env = wrapper.apply(env, f"{PATH}.wrappers[{index}]")
         return env
+
+
+def _uses_mujoco(env_id: str) -> bool:
+    """Whether ``env_id`` is registered with an entry point in Gymnasium's MuJoCo envs."""
+    try:
+        entry_point = gym.spec(env_id).entry_point
+    except gym.error.Error:  # not registered yet (module:EnvId): gymnasium.make will tell
+        return False
+    return "gymnasium.envs.mujoco" in str(entry_point)
