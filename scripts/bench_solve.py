@@ -4,7 +4,8 @@
 center, or the hall of fame's best for MU_ES) reaches the target as the mean return of the
 run's held-out validation episodes (seeds training never uses). Each shipped config runs
 unchanged except for its ``random_seed``, ``validation.target`` (the table's) and the handler
-(mp on every core); a run that does not get there within its generations counts as not solved.
+(mp on every core); a run that does not get there within its generations, or within the case's
+time limit (where the run is stopped), counts as not solved.
 
 Prints one row per case: the median over the seeds that got there of wall time and env steps
 to the target (wall time includes the validations), the median of the final validated score,
@@ -61,7 +62,19 @@ def solve(case: Case, seed: int, workers: int) -> dict[str, Any]:
     )
     start = time.perf_counter()
     experiment = Experiment(config)
-    experiment.run(progress=False)
+    experiment.start()
+    try:
+        while not experiment.done and time.perf_counter() - start < case.limit_seconds:
+            row = experiment.step()
+            if case.long and row["validation_mean"] is not None:
+                print(
+                    f"  seed {seed} generation {row['generation']}: validation "
+                    f"{row['validation_mean']:.1f} after {time.perf_counter() - start:.0f} s, "
+                    f"{row['env_steps_total']:,} env steps",
+                    flush=True,
+                )
+    finally:
+        experiment.close()
     summary = experiment.summary()
     return {
         "solved": summary["solved"],
@@ -97,7 +110,8 @@ def main() -> None:
                 f"solved after generation {solved['generation']}: {solved['wall_time']:.1f} s, "
                 f"{solved['env_steps']} env steps"
                 if solved
-                else f"not solved in {run['generations']} generations ({run['seconds']:.0f} s)"
+                else f"not solved: stopped after {run['generations']} generations "
+                f"({run['seconds']:.0f} s)"
             )
             print(f"{name} seed {seed}: {where}; last validation {run['validation']:.1f}")
         solved = [run["solved"] for run in runs if run["solved"]]
