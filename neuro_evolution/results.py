@@ -250,6 +250,7 @@ class RunDirectory:
         self.plot_every = plot_every
         self._last_plot = time.monotonic()  # the first drawing waits plot_every s (or the end)
         self._plotted_rows = 0
+        self.final_plot_at_finish = False  # True: the last drawing waits for finish()
 
     def write_config(self, resolved: dict[str, Any]) -> None:
         """Write ``config.json``."""
@@ -269,6 +270,8 @@ class RunDirectory:
         save_hall_of_fame(self.path / HALL_OF_FAME_FILE, hall_of_fame, template)
         if candidate is not None:
             save_candidate(self.path / CANDIDATE_FILE, candidate, template)
+        if final and self.final_plot_at_finish:
+            return
         if final or time.monotonic() - self._last_plot >= self.plot_every:
             self.plot(log)
 
