@@ -26,6 +26,7 @@ class HallOfFame:
         self.observation_mean = np.zeros((0, observation_size))
         self.observation_scale = np.zeros((0, observation_size))
         self.observation_clip = np.zeros(0)
+        self.changes = 0  # updates that changed the entries (a writer skips unchanged ones)
 
     def __len__(self) -> int:
         return len(self.fitness)
@@ -55,6 +56,8 @@ class HallOfFame:
             keep.append(int(index))
             if len(keep) == self.size:
                 break
+        if keep != list(range(len(self.fitness))):
+            self.changes += 1
         self.genomes = all_genomes[keep]
         self.fitness = all_fitness[keep]
         self.generations = all_generations[keep]

@@ -251,6 +251,7 @@ class RunDirectory:
         self._last_plot = time.monotonic()  # the first drawing waits plot_every s (or the end)
         self._plotted_rows = 0
         self.final_plot_at_finish = False  # True: the last drawing waits for finish()
+        self._hall_of_fame_written: tuple[int, int] | None = None  # (id, changes) on disk
 
     def write_config(self, resolved: dict[str, Any]) -> None:
         """Write ``config.json``."""
@@ -264,10 +265,13 @@ class RunDirectory:
         candidate: Candidate | None = None,
         final: bool = False,
     ) -> None:
-        """Rewrite log, hall of fame and (when given) the candidate; refresh the plot when due
-        (always when ``final``)."""
+        """Rewrite log, hall of fame (when it changed) and (when given) the candidate; refresh
+        the plot when due (always when ``final``)."""
         atomic_write_text(self.path / LOG_FILE, log_to_csv(log))
-        save_hall_of_fame(self.path / HALL_OF_FAME_FILE, hall_of_fame, template)
+        written = (id(hall_of_fame), hall_of_fame.changes)
+        if written != self._hall_of_fame_written:  # most late generations change nothing
+            save_hall_of_fame(self.path / HALL_OF_FAME_FILE, hall_of_fame, template)
+            self._hall_of_fame_written = written
         if candidate is not None:
             save_candidate(self.path / CANDIDATE_FILE, candidate, template)
         if final and self.final_plot_at_finish:

@@ -183,3 +183,26 @@ def test_the_plot_waits_for_its_interval_and_a_closed_run_shows_its_last_generat
         experiment.log, experiment.hall_of_fame, experiment.template
     )
     assert plot.read_bytes() == drawn  # the same two generations
+
+
+def test_the_hall_of_fame_file_equals_the_hall_of_fame_after_every_generation(tmp_path):
+    """It is rewritten only when an update changed the entries, and never falls behind."""
+    from neuro_evolution.config import parse_config
+    from neuro_evolution.experiment import Experiment
+    from neuro_evolution.results import load_hall_of_fame
+
+    experiment = Experiment(parse_config(small_config(number_generations=12)))
+    experiment.start()
+    experiment.attach_run_directory(tmp_path / "run")
+    unchanged = 0
+    try:
+        while not experiment.done:
+            before = experiment.hall_of_fame.changes
+            experiment.step()
+            unchanged += experiment.hall_of_fame.changes == before
+            saved, _ = load_hall_of_fame(tmp_path / "run" / "hall_of_fame.npz")
+            assert np.array_equal(saved.genomes, experiment.hall_of_fame.genomes)
+            assert np.array_equal(saved.fitness, experiment.hall_of_fame.fitness)
+    finally:
+        experiment.close()
+    assert unchanged  # some generation changed nothing (and was not written)

@@ -10,6 +10,7 @@ the parent can add up how busy the workers really were.
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 from collections import OrderedDict
@@ -36,6 +37,9 @@ class RunStateMissing(Exception):
 
 _STATES: OrderedDict[str, ChunkEvaluator] = OrderedDict()
 _CAPACITY = 8
+# Workers yield the CPU to the sweep's main process, which feeds them: on a machine with as many
+# workers as cores, the main loop otherwise waits for a core while the workers' queues run dry.
+WORKER_NICENESS = 5
 
 
 def init_sweep_process(capacity: int) -> None:
@@ -43,6 +47,7 @@ def init_sweep_process(capacity: int) -> None:
     global _CAPACITY
     _CAPACITY = max(1, capacity)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.nice(WORKER_NICENESS)
     util.Finalize(None, close_states, exitpriority=10)
 
 
