@@ -324,12 +324,6 @@ class DaskPool(RunPool):
         return self._handler.describe().replace("dask: ", "dask (shared by the runs): ", 1)
 
 
-def import_plotting() -> None:
-    """Import what drawing ``fitness.png`` needs (0.25 s the first time)."""
-    from matplotlib import figure  # noqa: F401
-    from matplotlib.backends import backend_agg  # noqa: F401
-
-
 class PooledRun(EvaluationHandler):
     """One run's handler in a sweep: registers the run with the shared pool when it starts."""
 
