@@ -4,7 +4,7 @@ The config is ``configs/cartpole.json`` (PGPE, 6-neuron CTRNN, population 20, 10
 mp workers with lockstep in each) with 5 episodes per evaluation and validation every 10
 generations without a target (every run does all its generations). ``--generations 30`` shows
 the fixed costs: the pool's start (0.2 s) and the runs' last plots weigh more in a 4-second sweep
-(measured: ratio 0.46, workers busy 81-83%, against 0.52 and 94% at 100 generations).
+(measured on 2 cores: ratio 0.47, workers busy 79%, against 0.51 and 94% at 100 generations).
 Measured in the same process, alternating:
 
 - sequence: 8 runs, each as ``train`` runs it (an Experiment with its own mp pool of W workers,
