@@ -173,3 +173,14 @@ def test_a_missing_observer_package_is_a_one_line_error_at_start_up(
     assert f"observers.{extra}: needs the {extra} package" in err
     assert f'pip install -e ".[{extra}]"' in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_a_resumed_session_names_its_event_file_after_the_earlier_sessions(tmp_path):
+    """Readers take event files in name order (second, host, pid): a new session's file must not
+    share the second of an earlier one, whose pid may sort after it."""
+    from neuro_evolution.observers.tensorboard import wait_for_a_later_second
+
+    now = int(time.time())
+    (tmp_path / f"events.out.tfevents.{now}.host.99873.0").write_bytes(b"")
+    wait_for_a_later_second(tmp_path)
+    assert int(time.time()) > now

@@ -28,7 +28,9 @@ class TensorBoardObserver:
         from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
         self._event, self._summary = Event, Summary
-        self.writer = EventFileWriter(str(Path(run_dir) / section.directory), flush_secs=5)
+        folder = Path(run_dir) / section.directory
+        wait_for_a_later_second(folder)
+        self.writer = EventFileWriter(str(folder), flush_secs=5)
         # readers drop earlier events with step >= generation: a resume redoes those
         start = SessionLog(status=SessionLog.START)
         self.writer.add_event(Event(step=generation, wall_time=time.time(), session_log=start))
@@ -47,3 +49,20 @@ class TensorBoardObserver:
 
     def close(self, experiment: Experiment) -> None:
         self.writer.close()
+
+
+def wait_for_a_later_second(folder: Path) -> None:
+    """Sleep until the clock's second is later than every event file's in ``folder``.
+
+    Readers take event files in name order, ``events.out.tfevents.<second>.<host>.<pid>...``: a
+    resumed session whose file shares its second with the earlier session's, with a pid that sorts
+    first ("100012" < "99873"), was read first, and the earlier session's restart then dropped the
+    resumed steps (a flaky test showed it).
+    """
+    seconds = [
+        int(name.split(".")[3])
+        for name in (p.name for p in folder.glob("events.out.tfevents.*"))
+        if name.split(".")[3].isdigit()
+    ]
+    while seconds and int(time.time()) <= max(seconds):
+        time.sleep(0.05)
