@@ -347,7 +347,6 @@ class Experiment:
                 self.hall_of_fame,
                 self.template,
                 candidate if keep else None,
-                final=self.done,
             )
         for hook in self.after_generation:
             hook(self)

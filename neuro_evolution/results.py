@@ -250,8 +250,7 @@ class RunDirectory:
         self.plot_every = plot_every
         self._last_plot = time.monotonic()  # the first drawing waits plot_every s (or the end)
         self._plotted_rows = 0
-        self.final_plot_at_finish = False  # True: the last drawing waits for finish()
-        self._hall_of_fame_written: tuple[int, int] | None = None  # (id, changes) on disk
+        self._hall_of_fame_written: tuple[HallOfFame, int] | None = None  # (it, changes) on disk
 
     def write_config(self, resolved: dict[str, Any]) -> None:
         """Write ``config.json``."""
@@ -263,20 +262,17 @@ class RunDirectory:
         hall_of_fame: HallOfFame,
         template: BrainTemplate,
         candidate: Candidate | None = None,
-        final: bool = False,
     ) -> None:
         """Rewrite log, hall of fame (when it changed) and (when given) the candidate; refresh
-        the plot when due (always when ``final``)."""
+        the plot when due (the last drawing is :meth:`finish`'s)."""
         atomic_write_text(self.path / LOG_FILE, log_to_csv(log))
-        written = (id(hall_of_fame), hall_of_fame.changes)
-        if written != self._hall_of_fame_written:  # most late generations change nothing
+        written = self._hall_of_fame_written
+        if written is None or written[0] is not hall_of_fame or written[1] != hall_of_fame.changes:
             save_hall_of_fame(self.path / HALL_OF_FAME_FILE, hall_of_fame, template)
-            self._hall_of_fame_written = written
+            self._hall_of_fame_written = (hall_of_fame, hall_of_fame.changes)
         if candidate is not None:
             save_candidate(self.path / CANDIDATE_FILE, candidate, template)
-        if final and self.final_plot_at_finish:
-            return
-        if final or time.monotonic() - self._last_plot >= self.plot_every:
+        if time.monotonic() - self._last_plot >= self.plot_every:
             self.plot(log)
 
     def plot(self, log: list[dict[str, Any]]) -> None:
@@ -286,7 +282,7 @@ class RunDirectory:
         self._plotted_rows = len(log)
 
     def finish(self, log: list[dict[str, Any]]) -> None:
-        """Draw the plot if generations were logged since the last drawing (a run that stopped
-        or failed shows its last completed generation)."""
+        """Draw the plot if generations were logged since the last drawing: the end of a run
+        (``Experiment.close``), or a run that stopped or failed (its last completed generation)."""
         if len(log) > self._plotted_rows:
             self.plot(log)

@@ -208,7 +208,7 @@ def resume_experiment(
     experiment.attach_run_directory(run_dir)
     assert experiment.run_directory is not None
     experiment.run_directory.write_generation(
-        experiment.log, experiment.hall_of_fame, experiment.template, final=True
+        experiment.log, experiment.hall_of_fame, experiment.template
     )
     install_checkpoints(experiment, entries, should_stop)
     return experiment

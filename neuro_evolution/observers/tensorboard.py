@@ -56,13 +56,10 @@ def wait_for_a_later_second(folder: Path) -> None:
 
     Readers take event files in name order, ``events.out.tfevents.<second>.<host>.<pid>...``: a
     resumed session whose file shares its second with the earlier session's, with a pid that sorts
-    first ("100012" < "99873"), was read first, and the earlier session's restart then dropped the
-    resumed steps (a flaky test showed it).
+    first ("100012" < "99873"), would be read first, and the earlier session's restart would then
+    drop the resumed steps (the likely cause of one failed CI run).
     """
-    seconds = [
-        int(name.split(".")[3])
-        for name in (p.name for p in folder.glob("events.out.tfevents.*"))
-        if name.split(".")[3].isdigit()
-    ]
-    while seconds and int(time.time()) <= max(seconds):
+    fields = [path.name.split(".")[3] for path in folder.glob("events.out.tfevents.*")]
+    latest = max((int(field) for field in fields if field.isdigit()), default=-1)
+    while int(time.time()) <= latest:
         time.sleep(0.05)

@@ -124,7 +124,6 @@ class Sweep:
                 raise
         assert experiment.run_directory is not None
         experiment.run_directory.plot_every = PLOT_SECONDS  # many runs draw at once
-        experiment.run_directory.final_plot_at_finish = True  # see end_closing_runs
         return OpenRun(plan, experiment, handler)
 
     def check_same_config(self, plan: RunPlan, run_dir: Path) -> None:

@@ -138,11 +138,13 @@ class DaskHandler(EvaluationHandler):
         workers: int = 2,
         scheduler: str | None = None,
         vectorize: bool | str = False,
-        chunks_per_worker: int = 4,
+        chunks_per_worker: int | None = None,
         connect_timeout: float = 30.0,
         reconnect_seconds: float = 30.0,
         precision: str = "float32",
     ) -> None:
+        if chunks_per_worker is None:
+            chunks_per_worker = chunks_per_worker_for(vectorize)
         check_parallel_options(workers, chunks_per_worker)
         if scheduler is not None and "://" not in scheduler and not os.path.isfile(scheduler):
             raise ConfigError(
@@ -172,7 +174,6 @@ class DaskHandler(EvaluationHandler):
             workers=section.worker_count,
             scheduler=section.scheduler,
             vectorize=section.vectorize,
-            chunks_per_worker=chunks_per_worker_for(section.vectorize),
             reconnect_seconds=section.reconnect_seconds,
             precision=section.precision,
         )

@@ -71,8 +71,10 @@ class MultiprocessingHandler(EvaluationHandler):
         workers: int = 2,
         start_method: str = "forkserver",
         vectorize: bool = False,
-        chunks_per_worker: int = 4,
+        chunks_per_worker: int | None = None,
     ) -> None:
+        if chunks_per_worker is None:
+            chunks_per_worker = chunks_per_worker_for(vectorize)
         check_parallel_options(workers, chunks_per_worker)
         if vectorize == "jax":
             raise ConfigError(
@@ -103,7 +105,6 @@ class MultiprocessingHandler(EvaluationHandler):
             workers=section.worker_count,
             start_method=section.start_method,
             vectorize=section.vectorize,
-            chunks_per_worker=chunks_per_worker_for(section.vectorize),
         )
 
     # --- lifecycle ---------------------------------------------------------------------------
