@@ -54,13 +54,20 @@ def render_reference() -> str:
         lines += ["", f"## `{name}`", "", *_table(cls)]
     for kind, registry in (("optimizer", OPTIMIZERS), ("brain", BRAINS)):
         for type_name in registry.names():
-            config_cls, _ = registry.get(type_name)
+            config_cls, impl = registry.get(type_name)
+            if not _is_builtin(impl):
+                continue  # a user's brain or optimizer registered in this process
             lines += ["", f'## `{kind}` with `"type": "{type_name}"`', ""]
             doc = (config_cls.__doc__ or "").strip().splitlines()
             if doc:
                 lines += [doc[0], ""]
             lines += _table(config_cls)
     return "\n".join(lines) + "\n"
+
+
+def _is_builtin(impl: type) -> bool:
+    """Whether a registered implementation ships with neuro_evolution."""
+    return impl.__module__.split(".")[0] == "neuro_evolution"
 
 
 def _optional_sections() -> list[tuple[str, type]]:

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from neuro_evolution.brains import brain_types
 from neuro_evolution.config_reference import render_reference
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "config.md"
@@ -17,3 +18,12 @@ def test_config_reference_documents_every_section():
     text = render_reference()
     for needle in ("## `episode_runner`", "`number_fitness_runs`", '"type": "FFNN"', "MU_ES"):
         assert needle in text
+
+
+def test_a_users_registered_brain_stays_out_of_the_reference():
+    """Importing a user's brain (as test_writing_a_brain does) must not change the reference."""
+    import examples.elman_brain  # noqa: F401  (registers "Elman"; tests/ is on sys.path)
+
+    assert "Elman" in brain_types()
+    assert "Elman" not in render_reference()
+    assert DOC.read_text() == render_reference()
