@@ -153,6 +153,29 @@ def test_pgpe_bounds_each_stdev_change_relative_to_its_old_value() -> None:
     assert np.allclose(optimizer.state()["stdev"], expected, rtol=1e-12)
 
 
+def test_pgpe_stdev_decay_and_floor_apply_after_the_bounded_update() -> None:
+    """stdev_decay multiplies the bounded update's result; stdev_min is a floor under both."""
+    fitness = np.array([5.0, 1.0, -2.0, 4.0, 10.0, 7.0])
+    plain = make({**PGPE_BASE, "fitness_shaping": "none"}, 3, seed=1)
+    plain.ask()
+    plain.tell(fitness, HallOfFame(1, 3))
+    decayed = make({**PGPE_BASE, "fitness_shaping": "none", "stdev_decay": 0.9}, 3, seed=1)
+    decayed.ask()
+    decayed.tell(fitness, HallOfFame(1, 3))
+    assert np.allclose(decayed.state()["stdev"], 0.9 * plain.state()["stdev"], rtol=1e-12)
+    assert np.array_equal(decayed.center(), plain.center())
+
+    floor = float(np.median(plain.state()["stdev"])) * 0.9
+    floored = make(
+        {**PGPE_BASE, "fitness_shaping": "none", "stdev_decay": 0.9, "stdev_min": floor}, 3, seed=1
+    )
+    floored.ask()
+    floored.tell(fitness, HallOfFame(1, 3))
+    expected = np.maximum(0.9 * plain.state()["stdev"], floor)
+    assert np.array_equal(floored.state()["stdev"], expected)
+    assert (floored.state()["stdev"] == floor).any() and (floored.state()["stdev"] > floor).any()
+
+
 def test_pgpe_asks_mirrored_pairs_around_the_center_with_the_initial_stdev() -> None:
     """Rows 2i and 2i+1 are center +- eps; radius_init r gives stdev r / sqrt(G) per gene."""
     optimizer = make({"type": "PGPE", "population_size": 4000, "radius_init": 2.0}, 4, seed=3)
@@ -169,6 +192,8 @@ def test_pgpe_asks_mirrored_pairs_around_the_center_with_the_initial_stdev() -> 
         ({"type": "PGPE", "stdev_init": 0.1, "radius_init": 3.0}, "stdev_init"),
         ({"type": "PGPE", "stdev_init": 0.1, "stdev_max_change": 1.0}, "stdev_max_change"),
         ({"type": "PGPE", "stdev_init": 0.1, "center_update": "sgd"}, "center_update"),
+        ({"type": "PGPE", "stdev_init": 0.1, "stdev_decay": 1.5}, "stdev_decay"),
+        ({"type": "PGPE", "stdev_init": 0.1, "stdev_min": -1}, "stdev_min"),
         ({"type": "PGPE", "stdev_init": 0.1, "momentum": 1.0}, "momentum"),
         ({"type": "OPENAI_ES", "population_size": 9}, "population_size"),
         ({"type": "OPENAI_ES", "sigma": 0}, "sigma"),

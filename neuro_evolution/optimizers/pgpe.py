@@ -61,6 +61,17 @@ class PgpeConfig(MirroredSearchConfig):
     stdev_max_change: float = option(
         0.2, doc="largest relative change of each gene's stdev per generation", gt=0, lt=1
     )
+    stdev_decay: float = option(
+        1.0,
+        doc="every gene's stdev is multiplied by this after each generation's update (1: no "
+        "decay; 0.99 halves it in 69 generations): a shrinking search distribution lets the "
+        "center settle on a sharp optimum late in a run",
+        gt=0,
+        le=1,
+    )
+    stdev_min: float = option(
+        0.0, doc="floor of every gene's stdev after each update (0: none)", ge=0
+    )
 
     def validate(self, path: str) -> None:
         MirroredSearchConfig.validate(self, path)  # (zero-argument super fails with slots)
@@ -131,7 +142,10 @@ class Pgpe(MirroredSearch):
         # (pgpelib's stdev_max_change), which also keeps every stdev positive.
         allowed = config.stdev_max_change * self.stdev
         proposed = self.stdev + config.stdev_learning_rate * grad_stdev
-        self.stdev = np.clip(proposed, self.stdev - allowed, self.stdev + allowed)
+        stdev = np.clip(proposed, self.stdev - allowed, self.stdev + allowed)
+        if config.stdev_decay != 1.0:
+            stdev *= config.stdev_decay
+        self.stdev = np.maximum(stdev, config.stdev_min) if config.stdev_min > 0 else stdev
 
     def _extra_state(self) -> dict[str, Any]:
         return self._step.to_state(self.config.center_update)
