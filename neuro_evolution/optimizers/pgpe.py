@@ -142,10 +142,9 @@ class Pgpe(MirroredSearch):
         # (pgpelib's stdev_max_change), which also keeps every stdev positive.
         allowed = config.stdev_max_change * self.stdev
         proposed = self.stdev + config.stdev_learning_rate * grad_stdev
-        stdev = np.clip(proposed, self.stdev - allowed, self.stdev + allowed)
-        if config.stdev_decay != 1.0:
-            stdev *= config.stdev_decay
-        self.stdev = np.maximum(stdev, config.stdev_min) if config.stdev_min > 0 else stdev
+        # Then the decay and the floor (defaults 1 and 0 leave every value bit-identical).
+        stdev = np.clip(proposed, self.stdev - allowed, self.stdev + allowed) * config.stdev_decay
+        self.stdev = np.maximum(stdev, config.stdev_min)
 
     def _extra_state(self) -> dict[str, Any]:
         return self._step.to_state(self.config.center_update)
