@@ -1,4 +1,6 @@
-"""Shared command-line plumbing: one error prefix, one-line errors, exit codes, never a traceback.
+"""Shared command-line plumbing of train and sweep: one error prefix, one-line errors, exit codes,
+never a traceback; the options that override a config's evaluation section; the SIGINT/SIGTERM
+handling that stops at a generation boundary; warnings as one line each.
 
 Exit codes of the command lines: 0 done; 2 bad input (usage, config, files: nothing ran);
 :data:`EXIT_FAILED` (3) a generation failed (the completed ones are saved, see ``train``);
@@ -8,11 +10,21 @@ Exit codes of the command lines: 0 done; 2 bad input (usage, config, files: noth
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import signal
 import sys
-from collections.abc import Callable
-from typing import NoReturn
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from neuro_evolution.errors import USER_ERRORS
+from neuro_evolution.evaluation.handlers.options import START_METHODS
+from neuro_evolution.support.console import ignore_known_noise
+from neuro_evolution.support.errors import USER_ERRORS, UserError
+from neuro_evolution.support.signals import signals_handled_by
+
+if TYPE_CHECKING:
+    from neuro_evolution.config.tree import ExperimentConfig
 
 EXIT_USAGE = 2
 EXIT_FAILED = 3
@@ -55,3 +67,130 @@ def run_cli(
     except KeyboardInterrupt:
         print(f"{program}: interrupted", file=sys.stderr, flush=True)
         return interrupted_code()
+
+
+def add_override_arguments(
+    parser: argparse.ArgumentParser,
+    handlers: list[str],
+    handler_help: str,
+    generations_help: str,
+    jax: bool = True,
+) -> None:
+    """The options that override the config's evaluation section and number_generations, and
+    --quiet (train and sweep share them)."""
+    parser.add_argument("--handler", choices=handlers, help=handler_help)
+    parser.add_argument(
+        "--workers", type=int, help="worker processes for mp/dask (0: one per core)"
+    )
+    parser.add_argument("--start-method", choices=START_METHODS, help="start method for mp")
+    parser.add_argument(
+        "--scheduler",
+        help="existing Dask scheduler: tcp://HOST:PORT or a scheduler file (default: LocalCluster)",
+    )
+    if jax:
+        parser.add_argument(
+            "--vectorize",
+            nargs="?",
+            const=True,
+            default=None,
+            choices=["jax"],
+            help="mp/dask workers evaluate vectorized (numpy lockstep); --vectorize jax: Dask "
+            "workers run one compiled JAX program per chunk",
+        )
+    else:
+        parser.add_argument(
+            "--vectorize", action="store_true", default=None, help="workers evaluate vectorized"
+        )
+    parser.add_argument("--generations", type=int, help=generations_help)
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def evaluation_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The evaluation fields given on the command line (checked)."""
+    changes = {
+        "handler": args.handler,
+        "workers": args.workers,
+        "start_method": args.start_method,
+        "scheduler": args.scheduler,
+        "vectorize": args.vectorize,
+    }
+    if args.workers is not None and args.workers < 0:
+        raise UserError(f"--workers must be >= 0, got {args.workers}")
+    if args.generations is not None and args.generations < 1:
+        raise UserError(f"--generations must be >= 1, got {args.generations}")
+    return {key: value for key, value in changes.items() if value is not None}
+
+
+def apply_overrides(config: ExperimentConfig, args: argparse.Namespace) -> ExperimentConfig:
+    """The config with command-line overrides applied (validated like the file)."""
+    changes = evaluation_overrides(args)
+    evaluation = dataclasses.replace(config.evaluation, **changes)
+    config = dataclasses.replace(config, evaluation=evaluation)
+    if args.generations is not None:
+        config = dataclasses.replace(config, number_generations=args.generations)
+    return config
+
+
+class StopRequest:
+    """Signal handler for SIGINT and SIGTERM, installed for the whole command.
+
+    While generations run (inside :meth:`graceful`), the first signal asks for a stop at the next
+    generation boundary and the second stops at once (KeyboardInterrupt). Outside (connecting,
+    starting workers, shutting down) every signal stops at once: there is nothing to finish.
+    """
+
+    def __init__(self, program: str) -> None:
+        self.program = program
+        self.signal: int | None = None
+        self._graceful = False
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.signal is not None or not self._graceful:
+            self.signal = self.signal or signum
+            raise KeyboardInterrupt
+        self.signal = signum
+        notice = (
+            f"{self.program}: {signal.Signals(signum).name}: finishing this generation and "
+            "writing a checkpoint (send it again to stop at once)"
+        )
+        from tqdm import tqdm
+
+        tqdm.write(notice, file=sys.stderr)  # on its own line, also above a progress bar
+
+    def requested(self) -> bool:
+        """Whether a stop was asked for."""
+        return self.signal is not None
+
+    def exit_code(self) -> int:
+        """128 + the signal that stopped the command (130 when unknown)."""
+        return 128 + (self.signal or signal.SIGINT)
+
+    @contextmanager
+    def graceful(self) -> Iterator[None]:
+        """Inside the block the first signal only asks for a stop at a generation boundary."""
+        self._graceful = True
+        try:
+            yield
+        finally:
+            self._graceful = False
+
+
+@contextmanager
+def stop_signals(request: StopRequest) -> Iterator[None]:
+    """Route SIGINT and SIGTERM to ``request`` inside the block (main thread only)."""
+    with signals_handled_by(request, [signal.SIGINT, signal.SIGTERM]):
+        yield
+
+
+@contextmanager
+def one_line_warnings(program: str) -> Iterator[None]:
+    """Print every warning raised inside the block as one ``program: warning: ...`` line."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        ignore_known_noise()
+        try:
+            yield
+        finally:
+            for warning in caught:
+                message = str(warning.message).splitlines()[0]
+                print(f"{program}: warning: {message}", file=sys.stderr, flush=True)

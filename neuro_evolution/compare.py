@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from neuro_evolution.atomic import atomic_write_bytes, atomic_write_text
 from neuro_evolution.cli import run_cli
-from neuro_evolution.config import config_to_dict, parse_config
-from neuro_evolution.configtools import flatten
-from neuro_evolution.errors import UserError
-from neuro_evolution.results import CONFIG_FILE, LOG_FILE, read_log
+from neuro_evolution.config.schema import flatten
+from neuro_evolution.config.tree import config_to_dict, parse_config
+from neuro_evolution.run.directory import CONFIG_FILE, LOG_FILE, read_log
+from neuro_evolution.support.atomic import atomic_write_bytes, atomic_write_text
+from neuro_evolution.support.errors import UserError
 
 PROGRAM = "neuro_evolution.compare"
 GROUP_IGNORES = ("random_seed", "evaluation", "observers", "checkpoint")

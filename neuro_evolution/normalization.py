@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from neuro_evolution.configtools import ConfigBase, config_class, option
-from neuro_evolution.frozen import ReadOnlyRecord, frozen_dataclass
+from neuro_evolution.config.schema import ConfigBase, config_class, option
+from neuro_evolution.support.frozen import ReadOnlyRecord, frozen_dataclass
 
 
 @config_class

@@ -23,19 +23,19 @@ import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.cli import ArgumentParser, run_cli
-from neuro_evolution.config import ExperimentConfig, parse_config
-from neuro_evolution.console import plural, warning
-from neuro_evolution.errors import UserError
+from neuro_evolution.config.tree import ExperimentConfig, parse_config
 from neuro_evolution.evaluation.episode import EpisodeRunner, RunnerSpec, replace_runner_config
 from neuro_evolution.normalization import ObservationScaler
-from neuro_evolution.results import (
+from neuro_evolution.run.directory import (
     CANDIDATE_FILE,
     CONFIG_FILE,
     HALL_OF_FAME_FILE,
     load_candidate,
     load_hall_of_fame,
 )
-from neuro_evolution.seeds import validation_seeds
+from neuro_evolution.support.console import plural, warning
+from neuro_evolution.support.errors import UserError
+from neuro_evolution.support.seeds import validation_seeds
 
 PROGRAM = "neuro_evolution.replay"
 

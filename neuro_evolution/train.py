@@ -1,11 +1,11 @@
 """Command line: ``python -m neuro_evolution.train CONFIG.json [options]``.
 
-A thin shell over :class:`neuro_evolution.experiment.Experiment`. Everything that can be checked
+A thin shell over :class:`neuro_evolution.run.experiment.Experiment`. Everything that can be checked
 at start-up is checked before a run directory is created: the config, the env id, the brain for
 the env's spaces, and a dry run of one env step.
 
 ``python -m neuro_evolution.train --resume RUN_DIR [--generations N] [--handler ...]`` continues
-a run exactly from its latest checkpoint (see :mod:`neuro_evolution.resume`). Resuming a run
+a run exactly from its latest checkpoint (see :mod:`neuro_evolution.run.resume`). Resuming a run
 that already reached its ``number_generations`` prints so and exits 0 without training.
 
 Stopping: during training, the first SIGINT (Ctrl-C) or SIGTERM lets the current generation
@@ -23,28 +23,34 @@ traceback goes to ``failure.txt`` in the run directory.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import shutil
-import signal
 import sys
 import traceback
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from neuro_evolution.atomic import atomic_write_text
-from neuro_evolution.checkpoint import TrainingStopped, checkpointer_of, install_checkpoints
-from neuro_evolution.cli import EXIT_FAILED, ArgumentParser, error_line, first_line, run_cli
-from neuro_evolution.config import ExperimentConfig, load_config
-from neuro_evolution.console import ignore_known_noise, plural
-from neuro_evolution.errors import ConfigError, HandlerStartError, UserError
-from neuro_evolution.evaluation.handlers.options import START_METHODS, handler_names, option_path
-from neuro_evolution.experiment import Experiment
-from neuro_evolution.results import new_run_directory
-from neuro_evolution.resume import resume_experiment
-from neuro_evolution.signals import signals_handled_by
+from neuro_evolution.cli import (
+    EXIT_FAILED,
+    ArgumentParser,
+    StopRequest,
+    add_override_arguments,
+    apply_overrides,
+    error_line,
+    evaluation_overrides,
+    first_line,
+    one_line_warnings,
+    run_cli,
+    stop_signals,
+)
+from neuro_evolution.config.tree import load_config
+from neuro_evolution.evaluation.handlers.options import handler_names, option_path
+from neuro_evolution.run.checkpoint import TrainingStopped, checkpointer_of, install_checkpoints
+from neuro_evolution.run.directory import new_run_directory
+from neuro_evolution.run.experiment import Experiment
+from neuro_evolution.run.resume import resume_experiment
+from neuro_evolution.support.atomic import atomic_write_text
+from neuro_evolution.support.console import plural
+from neuro_evolution.support.errors import ConfigError, HandlerStartError
 
 PROGRAM = "neuro_evolution.train"
 FAILURE_FILE = "failure.txt"  # the traceback of a failed generation, in the run directory
@@ -78,132 +84,6 @@ def build_parser() -> argparse.ArgumentParser:
         "override number_generations (with --resume: extend the run to N generations)",
     )
     return parser
-
-
-def add_override_arguments(
-    parser: argparse.ArgumentParser,
-    handlers: list[str],
-    handler_help: str,
-    generations_help: str,
-    jax: bool = True,
-) -> None:
-    """The options that override the config's evaluation section and number_generations, and
-    --quiet (train and sweep share them)."""
-    parser.add_argument("--handler", choices=handlers, help=handler_help)
-    parser.add_argument(
-        "--workers", type=int, help="worker processes for mp/dask (0: one per core)"
-    )
-    parser.add_argument("--start-method", choices=START_METHODS, help="start method for mp")
-    parser.add_argument(
-        "--scheduler",
-        help="existing Dask scheduler: tcp://HOST:PORT or a scheduler file (default: LocalCluster)",
-    )
-    if jax:
-        parser.add_argument(
-            "--vectorize",
-            nargs="?",
-            const=True,
-            default=None,
-            choices=["jax"],
-            help="mp/dask workers evaluate vectorized (numpy lockstep); --vectorize jax: Dask "
-            "workers run one compiled JAX program per chunk",
-        )
-    else:
-        parser.add_argument(
-            "--vectorize", action="store_true", default=None, help="workers evaluate vectorized"
-        )
-    parser.add_argument("--generations", type=int, help=generations_help)
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-
-
-def evaluation_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The evaluation fields given on the command line (checked)."""
-    changes = {
-        "handler": args.handler,
-        "workers": args.workers,
-        "start_method": args.start_method,
-        "scheduler": args.scheduler,
-        "vectorize": args.vectorize,
-    }
-    if args.workers is not None and args.workers < 0:
-        raise UserError(f"--workers must be >= 0, got {args.workers}")
-    if args.generations is not None and args.generations < 1:
-        raise UserError(f"--generations must be >= 1, got {args.generations}")
-    return {key: value for key, value in changes.items() if value is not None}
-
-
-def apply_overrides(config: ExperimentConfig, args: argparse.Namespace) -> ExperimentConfig:
-    """The config with command-line overrides applied (validated like the file)."""
-    changes = evaluation_overrides(args)
-    evaluation = dataclasses.replace(config.evaluation, **changes)
-    config = dataclasses.replace(config, evaluation=evaluation)
-    if args.generations is not None:
-        config = dataclasses.replace(config, number_generations=args.generations)
-    return config
-
-
-class StopRequest:
-    """Signal handler for SIGINT and SIGTERM, installed for the whole command.
-
-    While generations run (inside :meth:`graceful`), the first signal asks for a stop at the next
-    generation boundary and the second stops at once (KeyboardInterrupt). Outside (connecting,
-    starting workers, shutting down) every signal stops at once: there is nothing to finish.
-    """
-
-    def __init__(self) -> None:
-        self.signal: int | None = None
-        self._graceful = False
-
-    def __call__(self, signum: int, frame: Any) -> None:
-        if self.signal is not None or not self._graceful:
-            self.signal = self.signal or signum
-            raise KeyboardInterrupt
-        self.signal = signum
-        notice = (
-            f"{PROGRAM}: {signal.Signals(signum).name}: finishing this generation and writing a "
-            "checkpoint (send it again to stop at once)"
-        )
-        from tqdm import tqdm
-
-        tqdm.write(notice, file=sys.stderr)  # on its own line, also above a progress bar
-
-    def requested(self) -> bool:
-        """Whether a stop was asked for."""
-        return self.signal is not None
-
-    def exit_code(self) -> int:
-        """128 + the signal that stopped the command (130 when unknown)."""
-        return 128 + (self.signal or signal.SIGINT)
-
-    @contextmanager
-    def graceful(self) -> Iterator[None]:
-        """Inside the block the first signal only asks for a stop at a generation boundary."""
-        self._graceful = True
-        try:
-            yield
-        finally:
-            self._graceful = False
-
-
-@contextmanager
-def stop_signals(request: StopRequest) -> Iterator[None]:
-    """Route SIGINT and SIGTERM to ``request`` inside the block (main thread only)."""
-    with signals_handled_by(request, [signal.SIGINT, signal.SIGTERM]):
-        yield
-
-
-@contextmanager
-def one_line_warnings(program: str = PROGRAM) -> Iterator[None]:
-    """Print every warning raised inside the block as one ``program: warning: ...`` line."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("default")
-        ignore_known_noise()
-        try:
-            yield
-        finally:
-            for warning in caught:
-                message = str(warning.message).splitlines()[0]
-                print(f"{program}: warning: {message}", file=sys.stderr, flush=True)
 
 
 def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -347,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     check_arguments(parser, args)
-    request = StopRequest()
+    request = StopRequest(PROGRAM)
 
     def train() -> int:
         config = apply_overrides(load_config(args.config), args)
@@ -370,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def resume() -> int:
         run_dir: Path = args.resume
-        with one_line_warnings():
+        with one_line_warnings(PROGRAM):
             experiment = resume_experiment(
                 run_dir,
                 number_generations=args.generations,

@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from neuro_evolution.checkpoint import Checkpointer
-from neuro_evolution.config import parse_config
-from neuro_evolution.experiment import Experiment
+from neuro_evolution.config.tree import parse_config
+from neuro_evolution.run.checkpoint import Checkpointer
+from neuro_evolution.run.experiment import Experiment
 
 ROOT = Path(__file__).resolve().parent.parent
 LUNAR_CONFIG = ROOT / "configs" / "lunarlander.json"

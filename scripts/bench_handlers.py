@@ -27,15 +27,15 @@ from collections.abc import Callable
 import numpy as np
 
 from neuro_evolution.brains.base import parse_brain_config
-from neuro_evolution.configtools import parse
+from neuro_evolution.config.schema import parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
 from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.experiment import template_for_env
-from neuro_evolution.seeds import generation_seeds
+from neuro_evolution.run.experiment import template_for_env
+from neuro_evolution.support.seeds import generation_seeds
 
 
 def make_handlers(workers: int) -> dict[str, Callable[[], EvaluationHandler]]:

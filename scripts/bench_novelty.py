@@ -16,8 +16,8 @@ import dataclasses
 import time
 from pathlib import Path
 
-from neuro_evolution.config import load_config
-from neuro_evolution.experiment import Experiment
+from neuro_evolution.config.tree import load_config
+from neuro_evolution.run.experiment import Experiment
 
 ROOT = Path(__file__).resolve().parent.parent
 FLAG = -200.0  # MountainCar-v0 returns -200 unless the car reaches the flag

@@ -27,14 +27,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from neuro_evolution.checkpoint import install_checkpoints
-from neuro_evolution.config import load_config
-from neuro_evolution.experiment import Experiment
-from neuro_evolution.results import read_log
+from neuro_evolution.config.tree import load_config
+from neuro_evolution.run.checkpoint import install_checkpoints
+from neuro_evolution.run.directory import read_log
+from neuro_evolution.run.experiment import Experiment
+from neuro_evolution.run.validation import ValidationConfig
 from neuro_evolution.sweep.grid import RunPlan
 from neuro_evolution.sweep.pools import make_pool
 from neuro_evolution.sweep.scheduler import Sweep
-from neuro_evolution.validation import ValidationConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -26,14 +26,14 @@ from pathlib import Path
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate, make_template, parse_brain_config
-from neuro_evolution.config import load_config
-from neuro_evolution.configtools import parse
+from neuro_evolution.config.schema import parse
+from neuro_evolution.config.tree import load_config
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
-from neuro_evolution.experiment import build_template
+from neuro_evolution.run.experiment import build_template
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from neuro_evolution.config import parse_config
-from neuro_evolution.experiment import Experiment
+from neuro_evolution.config.tree import parse_config
+from neuro_evolution.run.experiment import Experiment
 
 TARGET = 200.0
 HELD_OUT_BASE = 10_000

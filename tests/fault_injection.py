@@ -26,7 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from neuro_evolution import checkpoint, train
+from neuro_evolution import train
+from neuro_evolution.run import checkpoint
 
 CRASH_EXIT_CODE = 86
 SCRIPT = Path(__file__).resolve()

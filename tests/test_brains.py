@@ -14,7 +14,7 @@ from test_brain_references import CTRNN_CASES
 
 from neuro_evolution.brains import BrainTemplate, brain_types, make_template
 from neuro_evolution.brains.base import parse_brain_config
-from neuro_evolution.errors import ConfigError, UnsupportedSpaceError
+from neuro_evolution.support.errors import ConfigError, UnsupportedSpaceError
 
 # Small networks with the options that make brains stateful and noisy switched on.
 OPTIONS: dict[str, dict[str, Any]] = {

@@ -12,23 +12,23 @@ import pytest
 from conftest import small_config
 
 from neuro_evolution import train
-from neuro_evolution.atomic import atomic_savez, load_npz
-from neuro_evolution.checkpoint import (
+from neuro_evolution.config.tree import config_to_dict, parse_config
+from neuro_evolution.run.checkpoint import (
     CHECKPOINT_DIR,
     Checkpointer,
     encode_checkpoint,
     install_checkpoints,
     read_checkpoint,
 )
-from neuro_evolution.config import config_to_dict, parse_config
-from neuro_evolution.errors import ResumeError, ResumeWarning
-from neuro_evolution.experiment import Experiment
-from neuro_evolution.resume import changed_keys, resume_experiment
-from neuro_evolution.training_status import (
+from neuro_evolution.run.experiment import Experiment
+from neuro_evolution.run.resume import changed_keys, resume_experiment
+from neuro_evolution.run.status import (
     STATUS_FILE,
     STATUS_FORMAT_VERSION,
     library_versions,
 )
+from neuro_evolution.support.atomic import atomic_savez, load_npz
+from neuro_evolution.support.errors import ResumeError, ResumeWarning
 
 
 def tiny(**changes: Any) -> dict[str, Any]:
@@ -319,7 +319,7 @@ def test_train_needs_exactly_one_of_config_and_resume(argv, capsys):
 def test_first_signal_asks_for_a_stop_and_the_second_stops_at_once():
     """StopRequest while generations run: the first signal only sets the flag, the second
     raises KeyboardInterrupt; the exit code is 128 + the first signal."""
-    request = train.StopRequest()
+    request = train.StopRequest(train.PROGRAM)
     assert not request.requested()
     with request.graceful():
         request(signal.SIGTERM, None)
@@ -331,7 +331,7 @@ def test_first_signal_asks_for_a_stop_and_the_second_stops_at_once():
 
 def test_a_signal_outside_the_generations_stops_at_once():
     """Connecting, starting workers, shutting down: nothing to finish, the first signal stops."""
-    request = train.StopRequest()
+    request = train.StopRequest(train.PROGRAM)
     with pytest.raises(KeyboardInterrupt):
         request(signal.SIGTERM, None)
     assert request.exit_code() == 128 + signal.SIGTERM

@@ -19,8 +19,7 @@ from cma.more_algorithms import purecma
 from conftest import small_config
 
 from neuro_evolution import train
-from neuro_evolution.atomic import atomic_write_bytes, load_npz, npz_bytes
-from neuro_evolution.configtools import ConfigError
+from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.optimizers import OPTIMIZERS, Optimizer, make_optimizer
 from neuro_evolution.optimizers.cma_common import CmaParameters
@@ -30,6 +29,7 @@ from neuro_evolution.optimizers.cost import (
     optimizer_cost_warning,
     state_bytes,
 )
+from neuro_evolution.support.atomic import atomic_write_bytes, load_npz, npz_bytes
 
 Objective = Callable[[np.ndarray], np.ndarray]
 
@@ -355,10 +355,10 @@ def test_a_run_measures_its_first_generation_and_warns_once(monkeypatch) -> None
     optimizer_cost_warning once per session and emits its line as one PerformanceWarning."""
     import warnings
 
-    import neuro_evolution.experiment as experiment_module
-    from neuro_evolution.config import parse_config
-    from neuro_evolution.errors import PerformanceWarning
+    import neuro_evolution.run.experiment as experiment_module
+    from neuro_evolution.config.tree import parse_config
     from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+    from neuro_evolution.support.errors import PerformanceWarning
 
     calls = []
 

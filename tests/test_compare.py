@@ -12,7 +12,7 @@ import pytest
 from conftest import small_config
 
 from neuro_evolution import compare
-from neuro_evolution.results import read_log
+from neuro_evolution.run.directory import read_log
 from neuro_evolution.sweep import cli as sweep_cli
 
 TARGET = 30.0

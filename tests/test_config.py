@@ -12,14 +12,14 @@ import pytest
 from conftest import small_config
 
 from neuro_evolution.brains.base import BRAINS
-from neuro_evolution.config import (
+from neuro_evolution.config.schema import ConfigBase, ConfigError, parse_value
+from neuro_evolution.config.tree import (
     ExperimentConfig,
     config_hash,
     config_to_dict,
     load_config,
     parse_config,
 )
-from neuro_evolution.configtools import ConfigBase, ConfigError, parse_value
 from neuro_evolution.optimizers.base import OPTIMIZERS
 
 

@@ -3,13 +3,13 @@
 from pathlib import Path
 
 from neuro_evolution.brains import brain_types
-from neuro_evolution.config_reference import render_reference
+from neuro_evolution.config.reference import render_reference
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "config.md"
 
 
 def test_config_reference_matches_the_code():
-    """Regenerate with: python -m neuro_evolution.config_reference > docs/config.md"""
+    """Regenerate with: python -m neuro_evolution.config.reference > docs/config.md"""
     assert DOC.read_text() == render_reference()
 
 

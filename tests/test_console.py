@@ -12,10 +12,10 @@ import pytest
 from conftest import small_config
 
 from neuro_evolution import replay, train
-from neuro_evolution.config import parse_config
+from neuro_evolution.config.tree import parse_config
 from neuro_evolution.evaluation.handlers import make_handler
 from neuro_evolution.evaluation.handlers.options import handler_names
-from neuro_evolution.experiment import Experiment
+from neuro_evolution.run.experiment import Experiment
 
 
 def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:

@@ -16,11 +16,11 @@ import pytest
 from conftest import require, small_config, without_end_validation
 
 from neuro_evolution import replay, train
-from neuro_evolution.config import config_to_dict, parse_config
-from neuro_evolution.configtools import ConfigError
+from neuro_evolution.config.schema import ConfigError
+from neuro_evolution.config.tree import config_to_dict, parse_config
 from neuro_evolution.evaluation.wrappers import REWARD_OFFSET
-from neuro_evolution.experiment import Experiment
-from neuro_evolution.results import read_log
+from neuro_evolution.run.directory import read_log
+from neuro_evolution.run.experiment import Experiment
 
 WAYS: dict[str, dict[str, Any]] = {
     "imports": {"imports": ["examples.line_target"], "environment": {"id": "LineTarget-v0"}},

@@ -8,11 +8,11 @@ import pytest
 from conftest import small_config
 
 from neuro_evolution.brains.base import make_template
-from neuro_evolution.config import parse_config
+from neuro_evolution.config.tree import parse_config
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
-from neuro_evolution.experiment import build_template
-from neuro_evolution.seeds import brain_rng, episode_seed, generation_seeds
+from neuro_evolution.run.experiment import build_template
+from neuro_evolution.support.seeds import brain_rng, episode_seed, generation_seeds
 
 
 @pytest.fixture(scope="module")

@@ -24,14 +24,14 @@ import pytest
 from distributed import Client
 
 from neuro_evolution.brains.base import BrainTemplate, parse_brain_config
-from neuro_evolution.configtools import parse
+from neuro_evolution.config.schema import parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
 from neuro_evolution.evaluation.handlers.base import WorkerState
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
-from neuro_evolution.experiment import template_for_env
-from neuro_evolution.frozen import FrozenDict
-from neuro_evolution.seeds import generation_seeds
+from neuro_evolution.run.experiment import template_for_env
+from neuro_evolution.support.frozen import FrozenDict
+from neuro_evolution.support.seeds import generation_seeds
 
 DASK = [sys.executable, "-m", "dask"]  # the `dask` command of this interpreter
 

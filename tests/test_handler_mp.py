@@ -12,13 +12,13 @@ import time
 import pytest
 from test_handler_dask import _alive, make_setup
 
-from neuro_evolution.configtools import parse
+from neuro_evolution.config.schema import parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.handlers import make_handler
 from neuro_evolution.evaluation.handlers.base import WorkerState
 from neuro_evolution.evaluation.handlers.multiprocessing import MAX_DEATHS, MultiprocessingHandler
-from neuro_evolution.frozen import FrozenDict
-from neuro_evolution.seeds import episode_seed
+from neuro_evolution.support.frozen import FrozenDict
+from neuro_evolution.support.seeds import episode_seed
 
 
 def test_make_handler_builds_the_mp_handler_with_its_options() -> None:

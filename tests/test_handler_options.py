@@ -8,8 +8,7 @@ import typing
 
 import pytest
 
-from neuro_evolution.config import ExperimentConfig
-from neuro_evolution.errors import ConfigError
+from neuro_evolution.config.tree import ExperimentConfig
 from neuro_evolution.evaluation.handlers import make_handler
 from neuro_evolution.evaluation.handlers.options import (
     SECTION,
@@ -22,6 +21,7 @@ from neuro_evolution.evaluation.handlers.options import (
     register_handler,
 )
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+from neuro_evolution.support.errors import ConfigError
 from neuro_evolution.train import build_parser
 
 

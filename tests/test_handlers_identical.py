@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from test_handler_dask import Setup, external_dask_cluster, make_setup
 
-from neuro_evolution.config import parse_config
+from neuro_evolution.config.tree import parse_config
 from neuro_evolution.evaluation.episode import EvaluationResult
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
@@ -132,7 +132,7 @@ def test_batch_evaluate_matches_sequential_exactly(
 @pytest.fixture(scope="module")
 def sequential_experiment() -> Callable[[str], Any]:
     """Experiment name -> the reference: that experiment run by the sequential handler."""
-    from neuro_evolution.experiment import Experiment
+    from neuro_evolution.run.experiment import Experiment
 
     done: dict[str, Any] = {}
 
@@ -161,7 +161,7 @@ def test_experiment_log_and_hall_of_fame_match_sequential(
     handler_for: Callable[[str], EvaluationHandler],
 ) -> None:
     """A 3-generation run gives the same log (wall time aside) and hall of fame on any handler."""
-    from neuro_evolution.experiment import Experiment
+    from neuro_evolution.run.experiment import Experiment
 
     experiment = Experiment(parse_config(EXPERIMENTS[name]), handler=handler_for(case), quiet=True)
     experiment.run()

@@ -26,7 +26,7 @@ from neuro_evolution.brains.jax_brains import (  # noqa: E402
     encode_inputs,
     jax_brain,
 )
-from neuro_evolution.errors import ConfigError  # noqa: E402
+from neuro_evolution.support.errors import ConfigError  # noqa: E402
 
 STEPS = 500
 COUNT = 3

@@ -23,8 +23,8 @@ from test_resume import assert_identical, start_train, wait_until_stopped  # noq
 from neuro_evolution import train  # noqa: E402
 from neuro_evolution.brains import make_template  # noqa: E402
 from neuro_evolution.brains.base import parse_brain_config  # noqa: E402
-from neuro_evolution.config import parse_config  # noqa: E402
-from neuro_evolution.configtools import ConfigError, parse  # noqa: E402
+from neuro_evolution.config.schema import ConfigError, parse  # noqa: E402
+from neuro_evolution.config.tree import parse_config  # noqa: E402
 from neuro_evolution.evaluation.environment import EnvironmentConfig  # noqa: E402
 from neuro_evolution.evaluation.episode import (  # noqa: E402
     EpisodeRunnerConfig,
@@ -34,12 +34,12 @@ from neuro_evolution.evaluation.episode import (  # noqa: E402
 from neuro_evolution.evaluation.handlers.dask import DaskHandler  # noqa: E402
 from neuro_evolution.evaluation.handlers.jax import JaxHandler  # noqa: E402
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler  # noqa: E402
-from neuro_evolution.experiment import Experiment  # noqa: E402
 from neuro_evolution.normalization import (  # noqa: E402
     ObservationNormalizationConfig,
     ObservationScaler,
 )
 from neuro_evolution.novelty import NoveltyConfig  # noqa: E402
+from neuro_evolution.run.experiment import Experiment  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

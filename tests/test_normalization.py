@@ -11,22 +11,22 @@ import numpy as np
 import pytest
 from conftest import small_config
 
-from neuro_evolution.config import parse_config
-from neuro_evolution.configtools import ConfigError
+from neuro_evolution.config.schema import ConfigError
+from neuro_evolution.config.tree import parse_config
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
 from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
-from neuro_evolution.experiment import Experiment
 from neuro_evolution.normalization import (
     ObservationNormalizationConfig,
     ObservationRecorder,
     ObservationStatistics,
     record_batch,
 )
-from neuro_evolution.results import load_npz
-from neuro_evolution.resume import resume_experiment
+from neuro_evolution.run.directory import load_npz
+from neuro_evolution.run.experiment import Experiment
+from neuro_evolution.run.resume import resume_experiment
 
 NORMALIZED = small_config(
     random_seed=3,
@@ -165,7 +165,7 @@ def test_resume_of_a_normalized_run_is_identical(
 ) -> None:
     """Statistics are saved in checkpoints: stopping after generation 2 and resuming ends with
     the uninterrupted run's log, statistics and center."""
-    from neuro_evolution.checkpoint import install_checkpoints
+    from neuro_evolution.run.checkpoint import install_checkpoints
 
     config = {**NORMALIZED, "checkpoint": {"every_generations": 2}}
     first = Experiment(parse_config(config), run_dir=tmp_path / "run", handler=SequentialHandler())

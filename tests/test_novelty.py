@@ -6,11 +6,10 @@ import numpy as np
 import pytest
 from conftest import small_config
 
-from neuro_evolution.config import parse_config
-from neuro_evolution.configtools import ConfigError
+from neuro_evolution.config.schema import ConfigError
+from neuro_evolution.config.tree import parse_config
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
-from neuro_evolution.experiment import Experiment, build_template
 from neuro_evolution.novelty import (
     BehaviorRecorder,
     NoveltyArchive,
@@ -19,6 +18,7 @@ from neuro_evolution.novelty import (
     ncd_distances,
 )
 from neuro_evolution.optimizers.shaping import unit_ranks
+from neuro_evolution.run.experiment import Experiment, build_template
 
 
 def test_euclidean_distances_match_a_plain_loop():

@@ -20,7 +20,7 @@ from fault_injection import command
 
 from neuro_evolution import train
 from neuro_evolution.observers import options
-from neuro_evolution.results import read_log
+from neuro_evolution.run.directory import read_log
 
 require("tensorboard")
 require("mlflow")

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from neuro_evolution.configtools import ConfigError
+from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.optimizers import OPTIMIZERS, Optimizer, make_optimizer
 from neuro_evolution.optimizers.shaping import centered_ranks

@@ -22,8 +22,8 @@ from conftest import small_config, without_end_validation
 from fault_injection import CRASH_EXIT_CODE, command
 
 from neuro_evolution import train
-from neuro_evolution.atomic import load_npz
-from neuro_evolution.results import read_log
+from neuro_evolution.run.directory import read_log
+from neuro_evolution.support.atomic import load_npz
 
 OPTIMIZERS = {
     "MU_ES": {"type": "MU_ES", "mu": 4, "lambda_": 8},

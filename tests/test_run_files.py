@@ -25,7 +25,7 @@ import numpy as np
 from conftest import small_config
 
 from neuro_evolution import train
-from neuro_evolution.results import fitness_figure
+from neuro_evolution.run.plots import fitness_figure
 
 PICKLE_PROTOCOL = re.compile(rb"\x80[\x02-\x05]")  # PROTO opcode + version: a pickle's start
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -165,8 +165,8 @@ def test_fitness_plot_keeps_the_legend_off_the_data_and_ticks_whole_generations(
 def test_the_plot_waits_for_its_interval_and_a_closed_run_shows_its_last_generation(tmp_path):
     """No drawing for the first generations (the first one waits ``plot_every`` s); closing a run
     that stopped early draws every generation it completed."""
-    from neuro_evolution.config import parse_config
-    from neuro_evolution.experiment import Experiment
+    from neuro_evolution.config.tree import parse_config
+    from neuro_evolution.run.experiment import Experiment
 
     experiment = Experiment(parse_config(small_config(number_generations=10)))
     experiment.start()
@@ -187,9 +187,9 @@ def test_the_plot_waits_for_its_interval_and_a_closed_run_shows_its_last_generat
 
 def test_the_hall_of_fame_file_equals_the_hall_of_fame_after_every_generation(tmp_path):
     """It is rewritten only when an update changed the entries, and never falls behind."""
-    from neuro_evolution.config import parse_config
-    from neuro_evolution.experiment import Experiment
-    from neuro_evolution.results import load_hall_of_fame
+    from neuro_evolution.config.tree import parse_config
+    from neuro_evolution.run.directory import load_hall_of_fame
+    from neuro_evolution.run.experiment import Experiment
 
     experiment = Experiment(parse_config(small_config(number_generations=12)))
     experiment.start()

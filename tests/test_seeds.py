@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neuro_evolution.seeds import (
+from neuro_evolution.support.seeds import (
     NUMPY_LEGACY_PURPOSE,
     PYTHON_RANDOM_PURPOSE,
     brain_rng,

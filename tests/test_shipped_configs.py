@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from neuro_evolution.config import load_config
-from neuro_evolution.experiment import Experiment
+from neuro_evolution.config.tree import load_config
+from neuro_evolution.run.experiment import Experiment
 
 CONFIGS = sorted((Path(__file__).resolve().parent.parent / "configs").glob("*.json"))
 HAS_JAX = importlib.util.find_spec("gymnax") is not None

@@ -19,9 +19,9 @@ import pytest
 from conftest import small_config
 
 from neuro_evolution import replay, train
-from neuro_evolution.atomic import load_npz
-from neuro_evolution.errors import ConfigError, UserError
-from neuro_evolution.results import read_log
+from neuro_evolution.run.directory import read_log
+from neuro_evolution.support.atomic import load_npz
+from neuro_evolution.support.errors import ConfigError, UserError
 from neuro_evolution.sweep import cli as sweep_cli
 from neuro_evolution.sweep.grid import expand_grid, parse_seeds, parse_setting, split_values
 from neuro_evolution.sweep.pools import ProcessPool

@@ -11,10 +11,10 @@ import pytest
 from conftest import small_config
 
 from neuro_evolution import replay, train
-from neuro_evolution.atomic import load_npz
-from neuro_evolution.config import parse_config
-from neuro_evolution.experiment import Experiment
-from neuro_evolution.results import read_log
+from neuro_evolution.config.tree import parse_config
+from neuro_evolution.run.directory import read_log
+from neuro_evolution.run.experiment import Experiment
+from neuro_evolution.support.atomic import load_npz
 
 
 def write_config(path, data):

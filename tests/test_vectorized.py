@@ -14,16 +14,16 @@ from neuro_evolution.brains.base import (
     parse_brain_config,
 )
 from neuro_evolution.brains.ffnn import FFNNTemplate
-from neuro_evolution.configtools import parse
+from neuro_evolution.config.schema import parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
 from neuro_evolution.evaluation.handlers import make_handler
 from neuro_evolution.evaluation.handlers.base import WorkerState
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler, VectorizedWorkerState
-from neuro_evolution.experiment import template_for_env
 from neuro_evolution.novelty import NoveltyConfig
-from neuro_evolution.seeds import brain_rng, brain_rngs, episode_seed, episode_seeds
+from neuro_evolution.run.experiment import template_for_env
+from neuro_evolution.support.seeds import brain_rng, brain_rngs, episode_seed, episode_seeds
 
 # Small networks keep the tests fast; every brain type with a batch brain is checked, CTRNN also
 # with state noise (drawn from the brain rngs, so the per-episode generators are checked too).

@@ -16,8 +16,8 @@ from test_environments import WRAPPED_BLACKJACK, line_target_config, without_tim
 from test_handler_dask import Setup
 
 from neuro_evolution.brains.base import parse_brain_config
-from neuro_evolution.config import parse_config
-from neuro_evolution.configtools import ConfigError
+from neuro_evolution.config.schema import ConfigError
+from neuro_evolution.config.tree import parse_config
 from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
@@ -25,8 +25,8 @@ from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingH
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
 from neuro_evolution.evaluation.wrappers import REWARD_OFFSET
-from neuro_evolution.experiment import Experiment, template_for_env
-from neuro_evolution.seeds import generation_seeds
+from neuro_evolution.run.experiment import Experiment, template_for_env
+from neuro_evolution.support.seeds import generation_seeds
 
 CASES = ["mp-forkserver", "mp-spawn", "mp-forkserver-vectorized", "dask-local", "vectorized"]
 

@@ -17,9 +17,9 @@ from conftest import small_config
 
 from neuro_evolution.brains import BrainTemplate, brain_types, make_template
 from neuro_evolution.brains.base import parse_brain_config
-from neuro_evolution.config import parse_config
-from neuro_evolution.configtools import ConfigError
-from neuro_evolution.experiment import Experiment
+from neuro_evolution.config.schema import ConfigError
+from neuro_evolution.config.tree import parse_config
+from neuro_evolution.run.experiment import Experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "writing-a-brain.md"

@@ -2,7 +2,7 @@
 
 A brain type is three classes registered under one name with :func:`register_brain`:
 
-- a config class (a :func:`~neuro_evolution.configtools.config_class` subclassing
+- a config class (a :func:`~neuro_evolution.config.schema.config_class` subclassing
   :class:`BrainConfig`) holding the options of the ``brain`` config section;
 - a template (a ``frozen_dataclass`` subclassing :class:`BrainTemplate`), made once per experiment
   by ``from_config``: it owns the genome layout, masks and a prototype brain, and every array it
@@ -26,9 +26,9 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.spaces import SpaceAdapter
-from neuro_evolution.configtools import ConfigBase, to_dict
-from neuro_evolution.frozen import FrozenABCMeta, ReadOnlyRecord
-from neuro_evolution.registry import Registry
+from neuro_evolution.config.registry import Registry
+from neuro_evolution.config.schema import ConfigBase, to_dict
+from neuro_evolution.support.frozen import FrozenABCMeta, ReadOnlyRecord
 
 StateDict = dict[str, "np.ndarray | int | float | str | bool"]
 TemplateT = TypeVar("TemplateT", bound="BrainTemplate")

@@ -72,8 +72,8 @@ from neuro_evolution.brains.masks import (
     merge_sections,
 )
 from neuro_evolution.brains.spaces import SpaceAdapter
-from neuro_evolution.configtools import ConfigError, config_class, join, option
-from neuro_evolution.frozen import frozen_dataclass, readonly
+from neuro_evolution.config.schema import ConfigError, config_class, join, option
+from neuro_evolution.support.frozen import frozen_dataclass, readonly
 
 MASK_PARAM_DOC = "random: density in [0, 1]; logarithmic: base >= 1.05; learned: percentile kept"
 NORMALIZE_LIMIT = 1e5  # Box bounds at or beyond this magnitude count as unbounded

@@ -21,8 +21,8 @@ import numpy as np
 from neuro_evolution.brains.activations import ACTIVATIONS
 from neuro_evolution.brains.base import BRAINS, BatchBrain, Brain, BrainConfig, BrainTemplate
 from neuro_evolution.brains.spaces import SpaceAdapter
-from neuro_evolution.configtools import config_class, option
-from neuro_evolution.frozen import frozen_dataclass
+from neuro_evolution.config.schema import config_class, option
+from neuro_evolution.support.frozen import frozen_dataclass
 
 
 @config_class

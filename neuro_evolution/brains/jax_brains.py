@@ -37,7 +37,7 @@ import numpy as np
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.brains.lstm import _views
 from neuro_evolution.brains.spaces import SpaceAdapter
-from neuro_evolution.errors import ConfigError
+from neuro_evolution.support.errors import ConfigError
 
 Params = dict[str, Any]
 State = Any

@@ -31,8 +31,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neuro_evolution.configtools import ConfigError
-from neuro_evolution.frozen import FrozenClassMeta, frozen_dataclass, readonly
+from neuro_evolution.config.schema import ConfigError
+from neuro_evolution.support.frozen import FrozenClassMeta, frozen_dataclass, readonly
 
 MaskType = Literal["dense", "random", "logarithmic", "learned"]
 MASK_TYPES: tuple[str, ...] = ("dense", "random", "logarithmic", "learned")

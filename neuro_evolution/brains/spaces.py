@@ -19,8 +19,8 @@ from typing import Any, Literal
 import gymnasium as gym
 import numpy as np
 
-from neuro_evolution.errors import UnsupportedSpaceError
-from neuro_evolution.frozen import ReadOnlyRecord, frozen_dataclass
+from neuro_evolution.support.errors import UnsupportedSpaceError
+from neuro_evolution.support.frozen import ReadOnlyRecord, frozen_dataclass
 
 
 def _empty() -> np.ndarray:

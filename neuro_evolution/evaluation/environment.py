@@ -23,17 +23,23 @@ from typing import Any, Literal
 import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec, load_env_creator
 
-from neuro_evolution.configtools import ConfigBase, ConfigError, config_class, did_you_mean, option
-from neuro_evolution.console import quiet_mujoco
-from neuro_evolution.evaluation.wrappers import WrapperConfig, check_arguments
-from neuro_evolution.frozen import FrozenDict
-from neuro_evolution.importing import (
+from neuro_evolution.config.importing import (
     describe_exception,
     import_extra,
     import_module,
     load_object,
     split_reference,
 )
+from neuro_evolution.config.schema import (
+    ConfigBase,
+    ConfigError,
+    config_class,
+    did_you_mean,
+    option,
+)
+from neuro_evolution.evaluation.wrappers import WrapperConfig, check_arguments
+from neuro_evolution.support.console import quiet_mujoco
+from neuro_evolution.support.frozen import FrozenDict
 
 # Keyword arguments that gymnasium.make itself takes (not passed to the env constructor).
 MAKE_OPTIONS = frozenset({"max_episode_steps", "disable_env_checker"})

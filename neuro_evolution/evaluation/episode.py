@@ -14,17 +14,17 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.base import Brain, BrainTemplate
-from neuro_evolution.configtools import ConfigBase, config_class, option
+from neuro_evolution.config.importing import import_module
+from neuro_evolution.config.schema import ConfigBase, config_class, option
 from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.frozen import FrozenClassMeta, frozen_dataclass
-from neuro_evolution.importing import import_module
 from neuro_evolution.normalization import (
     ObservationNormalizationConfig,
     ObservationRecorder,
     ObservationScaler,
 )
 from neuro_evolution.novelty import BehaviorRecorder, NoveltyConfig
-from neuro_evolution.seeds import brain_rng, episode_seed
+from neuro_evolution.support.frozen import FrozenClassMeta, frozen_dataclass
+from neuro_evolution.support.seeds import brain_rng, episode_seed
 
 
 @config_class
@@ -33,7 +33,7 @@ class EpisodeRunnerConfig(ConfigBase):
     (:class:`EpisodeRunner`, one env; the vectorized handler, P envs in lockstep):
 
     - an evaluation runs ``number_fitness_runs`` episodes, k = 0, 1, ... (their seeds:
-      :mod:`neuro_evolution.seeds`);
+      :mod:`neuro_evolution.support.seeds`);
     - an episode ends when the env terminates or truncates it (its own time limit); otherwise it
       is *cut* once it has run ``max_steps_per_run`` steps (0: never);
     - a cut episode loses ``max_steps_penalty`` from its return and counts as truncated; an

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from neuro_evolution.errors import ConfigError
+from neuro_evolution.support.errors import ConfigError
 
 GYMNAX_ENVS = ("CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0",
                "Pendulum-v1")  # fmt: skip

@@ -8,10 +8,10 @@ stop; its env and brain keep computing, ignored). ``reached_limit`` is called on
 counts, and the per-episode arrays go back to the host, where ``score`` turns them into fitness
 exactly as for every other handler.
 
-Seeds (see :mod:`neuro_evolution.seeds`): episode k of base seed b resets its env with the key of
-``episode_seed(b, k)`` (:func:`~neuro_evolution.evaluation.jax_envs.reset_keys`: the same key
-``JaxGymEnv.reset(seed=...)`` uses); a validation episode with the seed itself. A CTRNN with
-``parameter_perturbations`` draws its step-t noise from ``fold_in(fold_in(reset key, 1), t)``
+Seeds (see :mod:`neuro_evolution.support.seeds`): episode k of base seed b resets its env with
+the key of ``episode_seed(b, k)`` (:func:`~neuro_evolution.evaluation.jax_envs.reset_keys`: the
+same key ``JaxGymEnv.reset(seed=...)`` uses); a validation episode with the seed itself. A CTRNN
+with ``parameter_perturbations`` draws its step-t noise from ``fold_in(fold_in(reset key, 1), t)``
 with ``jax.random.normal`` -- not numpy's generator, so noisy brains score differently here than
 on the numpy handlers (noise-free ones follow the same formulas, see ``docs/jax.md``).
 """

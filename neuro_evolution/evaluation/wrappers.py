@@ -22,7 +22,8 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import gymnasium.wrappers
 
-from neuro_evolution.configtools import (
+from neuro_evolution.config.importing import describe_exception, load_object
+from neuro_evolution.config.schema import (
     ConfigBase,
     ConfigError,
     config_class,
@@ -31,8 +32,7 @@ from neuro_evolution.configtools import (
     parse,
     register_polymorphic,
 )
-from neuro_evolution.frozen import FrozenDict
-from neuro_evolution.importing import describe_exception, load_object
+from neuro_evolution.support.frozen import FrozenDict
 
 REWARD_OFFSET = "neuro_evolution.evaluation.wrappers:RewardOffset"
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from neuro_evolution.observers.options import ObserversConfig
 
 if TYPE_CHECKING:
-    from neuro_evolution.experiment import Experiment
+    from neuro_evolution.run.experiment import Experiment
 
 # log columns that are not metrics (the step itself)
 NOT_METRICS = frozenset({"generation"})

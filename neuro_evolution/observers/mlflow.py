@@ -16,13 +16,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from neuro_evolution.atomic import atomic_write_json
-from neuro_evolution.configtools import flatten, to_dict
+from neuro_evolution.config.schema import flatten, to_dict
 from neuro_evolution.observers import row_metrics
 from neuro_evolution.observers.options import MlflowConfig
+from neuro_evolution.support.atomic import atomic_write_json
 
 if TYPE_CHECKING:
-    from neuro_evolution.experiment import Experiment
+    from neuro_evolution.run.experiment import Experiment
 
 STATE_FILE = "mlflow.json"
 SKIPPED = ("checkpoints",)  # large and internal: not uploaded

@@ -1,7 +1,7 @@
 """The ``observers`` config section: where each generation's log row is mirrored.
 
 Observers only read what a run logs, so they never change its results; the section is left out
-of the run's config hash (see :mod:`neuro_evolution.training_status`), so a resume may add,
+of the run's config hash (see :mod:`neuro_evolution.run.status`), so a resume may add,
 change or drop observers. A package an observer needs is checked when the config is read: its
 absence is a one-line error naming the field and the extra to install.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 
-from neuro_evolution.configtools import ConfigBase, config_class, join, option
-from neuro_evolution.errors import ConfigError
+from neuro_evolution.config.schema import ConfigBase, config_class, join, option
+from neuro_evolution.support.errors import ConfigError
 
 SECTION = "observers"
 

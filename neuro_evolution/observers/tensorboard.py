@@ -16,7 +16,7 @@ from neuro_evolution.observers import row_metrics
 from neuro_evolution.observers.options import TensorBoardConfig
 
 if TYPE_CHECKING:
-    from neuro_evolution.experiment import Experiment
+    from neuro_evolution.run.experiment import Experiment
 
 
 class TensorBoardObserver:

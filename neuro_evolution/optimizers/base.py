@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from neuro_evolution.configtools import ConfigBase
-from neuro_evolution.frozen import FrozenABCMeta
+from neuro_evolution.config.registry import Registry
+from neuro_evolution.config.schema import ConfigBase
 from neuro_evolution.hall_of_fame import HallOfFame
-from neuro_evolution.registry import Registry
+from neuro_evolution.support.frozen import FrozenABCMeta
 
 OptimizerState = dict[str, "np.ndarray | int | float | str | bool"]
 

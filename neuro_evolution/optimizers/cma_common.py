@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from neuro_evolution.configtools import ConfigError, config_class, join, option
+from neuro_evolution.config.schema import ConfigError, config_class, join, option
 from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.optimizers.base import Optimizer, OptimizerConfig, OptimizerState
 from neuro_evolution.optimizers.rng import (
@@ -31,7 +31,7 @@ from neuro_evolution.optimizers.rng import (
     state_scalar,
 )
 from neuro_evolution.optimizers.shaping import checked_fitness
-from neuro_evolution.seeds import GENERATOR_PURPOSE
+from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 WeightsKind = Literal["superlinear", "linear", "equal"]
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from neuro_evolution.configtools import config_class
+from neuro_evolution.config.schema import config_class
 from neuro_evolution.optimizers.base import OPTIMIZERS
 from neuro_evolution.optimizers.cma_common import CmaBase, CmaConfig
 from neuro_evolution.optimizers.rng import state_array, state_scalar

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from neuro_evolution.configtools import ConfigError
+from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.optimizers.base import OPTIMIZERS, OptimizerConfig
 
 SECTION = "optimizer"  # the experiment config's optimizer section

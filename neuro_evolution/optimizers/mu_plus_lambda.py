@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 from deap import algorithms, base, tools
 
-from neuro_evolution.configtools import ConfigError, config_class, join, option
+from neuro_evolution.config.schema import ConfigError, config_class, join, option
 from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.optimizers.base import OPTIMIZERS, Optimizer, OptimizerConfig, OptimizerState
 from neuro_evolution.optimizers.rng import PythonRandomState, state_array, state_scalar

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from neuro_evolution.configtools import config_class, option
+from neuro_evolution.config.schema import config_class, option
 from neuro_evolution.optimizers.base import OPTIMIZERS
 from neuro_evolution.optimizers.gaussian import (
     MirroredSearch,

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neuro_evolution.configtools import ConfigError, config_class, join, option
+from neuro_evolution.config.schema import ConfigError, config_class, join, option
 from neuro_evolution.optimizers.base import OPTIMIZERS
 from neuro_evolution.optimizers.gaussian import (
     Adam,

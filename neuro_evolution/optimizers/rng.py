@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from neuro_evolution.seeds import (
+from neuro_evolution.support.seeds import (
     NUMPY_LEGACY_PURPOSE,
     PYTHON_RANDOM_PURPOSE,
     optimizer_generator_seed,

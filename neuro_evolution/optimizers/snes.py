@@ -12,7 +12,7 @@ from math import floor, log, sqrt
 
 import numpy as np
 
-from neuro_evolution.configtools import config_class, option
+from neuro_evolution.config.schema import config_class, option
 from neuro_evolution.optimizers.base import OPTIMIZERS, OptimizerConfig
 from neuro_evolution.optimizers.gaussian import GaussianSearch, center_init_option
 from neuro_evolution.optimizers.shaping import nes_utilities

@@ -19,8 +19,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from neuro_evolution.cli import run_cli
-from neuro_evolution.errors import UserError
+from neuro_evolution.cli import (
+    StopRequest,
+    add_override_arguments,
+    apply_overrides,
+    one_line_warnings,
+    run_cli,
+    stop_signals,
+)
+from neuro_evolution.support.errors import UserError
 from neuro_evolution.sweep.grid import (
     RunPlan,
     expand_grid,
@@ -30,13 +37,6 @@ from neuro_evolution.sweep.grid import (
 )
 from neuro_evolution.sweep.pools import POOL_HANDLERS, make_pool
 from neuro_evolution.sweep.scheduler import Sweep, SweepSummary
-from neuro_evolution.train import (
-    StopRequest,
-    add_override_arguments,
-    apply_overrides,
-    one_line_warnings,
-    stop_signals,
-)
 
 PROGRAM = "neuro_evolution.sweep"
 
@@ -133,7 +133,7 @@ def report(summary: SweepSummary, total: int, directory: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     args = build_parser().parse_args(argv)
-    request = StopRequest()
+    request = StopRequest(PROGRAM)
 
     def sweep() -> int:
         if args.parallel_runs is not None and args.parallel_runs < 1:

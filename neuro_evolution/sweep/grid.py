@@ -19,8 +19,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from neuro_evolution.config import ExperimentConfig, parse_config
-from neuro_evolution.errors import ConfigError, UserError
+from neuro_evolution.config.tree import ExperimentConfig, parse_config
+from neuro_evolution.support.errors import ConfigError, UserError
 
 BASE_NAME = "base"  # the settings directory of a sweep without --set
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=+,\[\]\-]")

@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.errors import UserError
 from neuro_evolution.evaluation.episode import (
     TRAINING,
     EvaluationContext,
@@ -49,7 +48,8 @@ from neuro_evolution.evaluation.handlers.base import (
 )
 from neuro_evolution.evaluation.handlers.options import EvaluationConfig, option_path
 from neuro_evolution.evaluation.handlers.worker import vectorized_state_class
-from neuro_evolution.experiment import EvaluationRequest
+from neuro_evolution.run.experiment import EvaluationRequest
+from neuro_evolution.support.errors import UserError
 from neuro_evolution.sweep import workers
 
 POOL_HANDLERS = ("mp", "dask", "sequential")

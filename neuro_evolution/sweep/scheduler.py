@@ -1,6 +1,6 @@
 """The sweep loop: many runs advance on one shared pool, each as soon as its work is back.
 
-Every run is an ordinary :class:`~neuro_evolution.experiment.Experiment` with its own run
+Every run is an ordinary :class:`~neuro_evolution.run.experiment.Experiment` with its own run
 directory and checkpoints; its generations run as :meth:`Experiment.generation_work`, the code
 ``train`` runs, so a run's files equal those of ``train`` on its config alone (wall time aside).
 Up to ``parallel_runs`` runs are open at once; whenever a run's request completes, its
@@ -24,14 +24,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from neuro_evolution.checkpoint import TrainingStopped, install_checkpoints
-from neuro_evolution.config import config_to_dict
-from neuro_evolution.errors import UserError
-from neuro_evolution.experiment import Experiment, GenerationWork
-from neuro_evolution.resume import changed_keys, read_run_config, resume_experiment
+from neuro_evolution.config.tree import config_to_dict
+from neuro_evolution.run.checkpoint import TrainingStopped, install_checkpoints
+from neuro_evolution.run.experiment import Experiment, GenerationWork
+from neuro_evolution.run.resume import changed_keys, read_run_config, resume_experiment
+from neuro_evolution.run.status import STATUS_FILE
+from neuro_evolution.support.errors import UserError
 from neuro_evolution.sweep.grid import RunPlan
 from neuro_evolution.sweep.pools import PooledRun, RunPool
-from neuro_evolution.training_status import STATUS_FILE
 
 WAIT_SECONDS = 0.25  # how often the loop looks at a stop request while chunks are out
 PLOT_SECONDS = 30.0  # a run's fitness.png is redrawn at most this often (and at its end)

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.errors import ConfigError
 from neuro_evolution.evaluation.episode import (
     TRAINING,
     EvaluationContext,
@@ -29,8 +28,9 @@ from neuro_evolution.evaluation.handlers.options import (
     option_path,
     registered_name,
 )
-from neuro_evolution.frozen import FrozenABCMeta
-from neuro_evolution.signals import signals_handled_by
+from neuro_evolution.support.errors import ConfigError
+from neuro_evolution.support.frozen import FrozenABCMeta
+from neuro_evolution.support.signals import signals_handled_by
 
 
 class WorkerState:

@@ -34,8 +34,6 @@ from distributed import Client, LocalCluster, get_worker
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.console import info
-from neuro_evolution.errors import ConfigError, HandlerStartError
 from neuro_evolution.evaluation.episode import (
     TRAINING,
     EvaluationContext,
@@ -57,6 +55,8 @@ from neuro_evolution.evaluation.handlers.options import (
     option_path,
     register_handler,
 )
+from neuro_evolution.support.console import info
+from neuro_evolution.support.errors import ConfigError, HandlerStartError
 
 WORKER_WAIT_SECONDS = 120  # for the first worker of an existing cluster to be there
 

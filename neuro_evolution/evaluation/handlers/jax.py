@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.errors import ConfigError
+from neuro_evolution.config.importing import import_extra
 from neuro_evolution.evaluation.episode import (
     TRAINING,
     EvaluationContext,
@@ -33,8 +33,8 @@ from neuro_evolution.evaluation.handlers.options import (
     option_path,
     register_handler,
 )
-from neuro_evolution.importing import import_extra
-from neuro_evolution.seeds import episode_seeds
+from neuro_evolution.support.errors import ConfigError
+from neuro_evolution.support.seeds import episode_seeds
 
 PRECISIONS = ("float32", "float64")
 

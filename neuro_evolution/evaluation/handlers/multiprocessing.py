@@ -35,8 +35,6 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.console import info
-from neuro_evolution.errors import ConfigError
 from neuro_evolution.evaluation.episode import (
     TRAINING,
     EvaluationContext,
@@ -57,6 +55,8 @@ from neuro_evolution.evaluation.handlers.options import (
     option_path,
     register_handler,
 )
+from neuro_evolution.support.console import info
+from neuro_evolution.support.errors import ConfigError
 
 STARTUP_SECONDS = 120.0  # for every worker to set up (make its env) and check in
 MAX_DEATHS = 3  # times one genome (or vectorized chunk) may kill its worker before it fails

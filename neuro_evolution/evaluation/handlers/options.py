@@ -18,8 +18,15 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from neuro_evolution.configtools import ConfigBase, config_class, did_you_mean, join, option, parse
-from neuro_evolution.errors import ConfigError
+from neuro_evolution.config.schema import (
+    ConfigBase,
+    config_class,
+    did_you_mean,
+    join,
+    option,
+    parse,
+)
+from neuro_evolution.support.errors import ConfigError
 
 if TYPE_CHECKING:
     from neuro_evolution.evaluation.handlers.base import EvaluationHandler

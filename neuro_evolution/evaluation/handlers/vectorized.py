@@ -24,7 +24,6 @@ from typing import Literal
 import numpy as np
 
 from neuro_evolution.brains.base import BatchBrain, BrainTemplate
-from neuro_evolution.console import warning
 from neuro_evolution.evaluation.episode import (
     TRAINING,
     EpisodeRunnerConfig,
@@ -42,7 +41,8 @@ from neuro_evolution.evaluation.vector_env import (
     native_adapter,
 )
 from neuro_evolution.normalization import record_batch
-from neuro_evolution.seeds import brain_rngs, episode_seeds
+from neuro_evolution.support.console import warning
+from neuro_evolution.support.seeds import brain_rngs, episode_seeds
 
 MAX_CACHED_SIZES = 4  # vector envs kept per batch size (mp/Dask chunks have one or two sizes)
 

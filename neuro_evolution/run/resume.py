@@ -23,7 +23,10 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.checkpoint import (
+from neuro_evolution.config.schema import flatten
+from neuro_evolution.config.tree import ExperimentConfig, config_to_dict, parse_config
+from neuro_evolution.evaluation.handlers.base import EvaluationHandler
+from neuro_evolution.run.checkpoint import (
     CHECKPOINT_DIR,
     STATE_PARTS,
     Checkpoint,
@@ -31,13 +34,9 @@ from neuro_evolution.checkpoint import (
     install_checkpoints,
     read_checkpoint,
 )
-from neuro_evolution.config import ExperimentConfig, config_to_dict, parse_config
-from neuro_evolution.configtools import flatten
-from neuro_evolution.errors import ConfigError, ResumeError
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.experiment import Experiment
-from neuro_evolution.results import CONFIG_FILE
-from neuro_evolution.training_status import (
+from neuro_evolution.run.directory import CONFIG_FILE
+from neuro_evolution.run.experiment import Experiment
+from neuro_evolution.run.status import (
     CONFIG_HASH_IGNORES,
     STATUS_FILE,
     read_status,
@@ -45,6 +44,7 @@ from neuro_evolution.training_status import (
     warn,
     warn_about_versions,
 )
+from neuro_evolution.support.errors import ConfigError, ResumeError
 
 
 def changed_keys(before: dict[str, Any], after: dict[str, Any]) -> list[str]:

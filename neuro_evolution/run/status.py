@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import neuro_evolution
-from neuro_evolution.config import ExperimentConfig, config_hash
-from neuro_evolution.errors import ResumeError, ResumeWarning
+from neuro_evolution.config.tree import ExperimentConfig, config_hash
+from neuro_evolution.support.errors import ResumeError, ResumeWarning
 
 STATUS_FILE = "training_status.json"
 STATUS_FORMAT_VERSION = 1

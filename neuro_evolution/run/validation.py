@@ -7,10 +7,11 @@ one (MU_ES) -- is scored on ``episodes`` episodes whose env seeds training never
 * training resets envs with seeds derived by ``SeedSequence`` and cut to 32 bits, so every
   training env seed is < 2**32;
 * validation episode k resets with ``first + k`` where ``first`` = 2**32 + a 32-bit value derived
-  from the run seed (:func:`neuro_evolution.seeds.validation_seeds`), so every validation seed is
-  >= 2**32: the two sets are disjoint by construction, not by chance. Validation episodes draw
-  the brain's noise from ``default_rng(seed)``, exactly like ``replay --seed``, so
-  ``replay RUN_DIR --validation`` (or ``--seed FIRST --episodes M``) reproduces the numbers.
+  from the run seed (:func:`neuro_evolution.support.seeds.validation_seeds`), so every
+  validation seed is >= 2**32: the two sets are disjoint by construction, not by chance.
+  Validation episodes draw the brain's noise from ``default_rng(seed)``, exactly like
+  ``replay --seed``, so ``replay RUN_DIR --validation`` (or ``--seed FIRST --episodes M``)
+  reproduces the numbers.
 
 A training-seed maximum ("best fitness") is an optimistic draw and is never reported as a result.
 """
@@ -22,7 +23,7 @@ import math
 
 import numpy as np
 
-from neuro_evolution.configtools import ConfigBase, config_class, option
+from neuro_evolution.config.schema import ConfigBase, config_class, option
 from neuro_evolution.evaluation.episode import EvaluationResult
 
 

@@ -9,7 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from neuro_evolution.configtools import ConfigError, did_you_mean, join, parse, register_polymorphic
+from neuro_evolution.config.schema import (
+    ConfigError,
+    did_you_mean,
+    join,
+    parse,
+    register_polymorphic,
+)
 
 ImplT = TypeVar("ImplT")
 

@@ -1,6 +1,6 @@
 """The config reference (``docs/config.md``) rendered from the config classes themselves.
 
-``python -m neuro_evolution.config_reference > docs/config.md`` regenerates it; a test fails when
+``python -m neuro_evolution.config.reference > docs/config.md`` regenerates it; a test fails when
 the file and the code disagree, so documented defaults cannot drift.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 
 from neuro_evolution.brains.base import BRAINS
-from neuro_evolution.config import CheckpointConfig, ExperimentConfig
-from neuro_evolution.configtools import field_docs
+from neuro_evolution.config.schema import field_docs
+from neuro_evolution.config.tree import CheckpointConfig, ExperimentConfig
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
 from neuro_evolution.evaluation.handlers.options import EvaluationConfig
@@ -33,7 +33,7 @@ def render_reference() -> str:
     lines = [
         "# Config reference",
         "",
-        "Generated from the config classes by `python -m neuro_evolution.config_reference`;",
+        "Generated from the config classes by `python -m neuro_evolution.config.reference`;",
         "a test checks that this file matches the code. Unknown keys are refused.",
         "",
         "## Top level",

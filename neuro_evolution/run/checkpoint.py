@@ -33,17 +33,22 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from neuro_evolution.atomic import atomic_write_bytes, atomic_write_json, load_npz, npz_bytes
-from neuro_evolution.config import ExperimentConfig, config_to_dict
-from neuro_evolution.training_status import (
+from neuro_evolution.config.tree import ExperimentConfig, config_to_dict
+from neuro_evolution.run.status import (
     STATUS_FILE,
     ResumeError,
     run_config_hash,
     status_data,
 )
+from neuro_evolution.support.atomic import (
+    atomic_write_bytes,
+    atomic_write_json,
+    load_npz,
+    npz_bytes,
+)
 
 if TYPE_CHECKING:
-    from neuro_evolution.experiment import Experiment
+    from neuro_evolution.run.experiment import Experiment
 
 CHECKPOINT_DIR = "checkpoints"
 CHECKPOINT_FORMAT_VERSION = 2

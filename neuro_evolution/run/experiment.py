@@ -3,8 +3,8 @@
 Data flow of one generation: optimizer.ask() -> genomes -> handler.batch_evaluate(genomes, seeds)
 -> raw fitness -> hall of fame -> optimizer.tell(selection fitness) -> log / run directory.
 Everything random derives from ``config.random_seed`` (every stream is listed in
-:mod:`neuro_evolution.seeds`); evaluations depend only on (template, genome, episode seeds), so
-the log is identical whichever handler runs it.
+:mod:`neuro_evolution.support.seeds`); evaluations depend only on (template, genome, episode
+seeds), so the log is identical whichever handler runs it.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from neuro_evolution.brains.base import BrainConfig, BrainTemplate, make_template
-from neuro_evolution.config import ExperimentConfig, config_to_dict
-from neuro_evolution.configtools import ConfigError
-from neuro_evolution.errors import PerformanceWarning
+from neuro_evolution.config.schema import ConfigError
+from neuro_evolution.config.tree import ExperimentConfig, config_to_dict
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EvaluationContext, EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers import handler_from_config
@@ -33,9 +32,15 @@ from neuro_evolution.novelty import NoveltyArchive
 from neuro_evolution.observers import install_observers
 from neuro_evolution.optimizers.base import Optimizer, make_optimizer
 from neuro_evolution.optimizers.cost import optimizer_cost_warning
-from neuro_evolution.results import Candidate, LogRow, RunDirectory
-from neuro_evolution.seeds import generation_seeds, optimizer_seed, template_rng, validation_seeds
-from neuro_evolution.validation import ValidationScore
+from neuro_evolution.run.directory import Candidate, LogRow, RunDirectory
+from neuro_evolution.run.validation import ValidationScore
+from neuro_evolution.support.errors import PerformanceWarning
+from neuro_evolution.support.seeds import (
+    generation_seeds,
+    optimizer_seed,
+    template_rng,
+    validation_seeds,
+)
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
-from neuro_evolution.errors import ConfigError  # re-exported: config authors import it here
-from neuro_evolution.frozen import FrozenClassMeta, FrozenDict, frozen_dataclass
+from neuro_evolution.support.errors import ConfigError  # re-exported: config authors import it here
+from neuro_evolution.support.frozen import FrozenClassMeta, FrozenDict, frozen_dataclass
 
 T = TypeVar("T")
 

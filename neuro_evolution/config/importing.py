@@ -9,7 +9,7 @@ import traceback
 from types import ModuleType
 from typing import Any
 
-from neuro_evolution.configtools import ConfigError, did_you_mean
+from neuro_evolution.config.schema import ConfigError, did_you_mean
 
 
 def describe_exception(error: BaseException) -> str:
