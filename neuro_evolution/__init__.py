@@ -45,7 +45,25 @@ _EXPORTS = {
     "UserError": "neuro_evolution.support.errors",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "BatchBrain",
+    "Brain",
+    "BrainConfig",
+    "BrainTemplate",
+    "ConfigError",
+    "Experiment",
+    "ExperimentConfig",
+    "UserError",
+    "__version__",
+    "config_class",
+    "frozen_dataclass",
+    "load_config",
+    "option",
+    "parse_config",
+    "register_brain",
+    "register_handler",
+    "resume_experiment",
+]
 
 if TYPE_CHECKING:
     from neuro_evolution.brains.base import (

@@ -18,6 +18,10 @@ def test_every_exported_name_is_the_object_of_its_defining_module(name: str) -> 
     assert getattr(neuro_evolution, name) is getattr(module, name)
 
 
+def test_all_lists_exactly_the_exported_names() -> None:
+    assert set(neuro_evolution.__all__) == {"__version__", *neuro_evolution._EXPORTS}
+
+
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'Experimentt'"):
         neuro_evolution.Experimentt  # noqa: B018
