@@ -7,7 +7,9 @@ the run stands behind (``candidate.npz``: the distribution center, or the hall o
 ``--rank N`` replays hall-of-fame entry N instead. ``--validation`` runs the run's held-out
 validation episodes and reproduces its last validated score. ``--render`` opens a window (a
 ``warning:`` line, and no window, where there is no display); ``--video DIR`` records MP4s
-(needs the ``video`` extra), off-screen, and says where they went.
+(needs the ``video`` extra), off-screen, and says where they went. ``--brain-state DIR``
+writes, per episode, ``episode-K.npz`` (observations, actions, rewards and the brain's internal
+state after every step, row t = step t; no pickle) and ``episode-K.png``, a picture of them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.cli import ArgumentParser, run_cli
 from neuro_evolution.config.tree import ExperimentConfig, parse_config
 from neuro_evolution.evaluation.episode import EpisodeRunner, RunnerSpec, replace_runner_config
+from neuro_evolution.evaluation.trace import EpisodeTrace
 from neuro_evolution.normalization import ObservationScaler
 from neuro_evolution.run.directory import (
     CANDIDATE_FILE,
@@ -33,6 +36,8 @@ from neuro_evolution.run.directory import (
     load_candidate,
     load_hall_of_fame,
 )
+from neuro_evolution.run.plots import plot_brain_state
+from neuro_evolution.support.atomic import atomic_savez
 from neuro_evolution.support.console import plural, warning
 from neuro_evolution.support.errors import UserError
 from neuro_evolution.support.seeds import validation_seeds
@@ -61,6 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--render", action="store_true", help="show the episodes in a window")
     parser.add_argument("--video", type=Path, help="record the episodes as videos into this folder")
+    parser.add_argument(
+        "--brain-state",
+        type=Path,
+        metavar="DIR",
+        help="write each episode's observations, actions, rewards and brain state (npz) and a "
+        "picture of them (png) into DIR",
+    )
     return parser
 
 
@@ -105,9 +117,11 @@ def replay(
     render: bool = False,
     video: Path | None = None,
     validation: bool = False,
+    brain_state: Path | None = None,
 ) -> list[float]:
     """Returns of the replayed episodes: episode k resets with ``seed + k`` (or, with
-    ``validation``, with the run's k-th held-out validation seed)."""
+    ``validation``, with the run's k-th held-out validation seed); with ``brain_state``, each
+    episode's trace goes to that folder (see :func:`write_trace`)."""
     config, template, genome, scaler, what = choose_genome(run_dir, rank)
     if validation:
         if config.validation is None:
@@ -144,8 +158,12 @@ def replay(
     returns = []
     try:
         for episode, env_seed in enumerate(seeds):
-            result = runner.run_episode(brain, env_seed, scaler=scaler)
+            trace = EpisodeTrace() if brain_state is not None else None
+            result = runner.run_episode(brain, env_seed, scaler=scaler, trace=trace)
             returns.append(result.fitness)
+            if brain_state is not None and trace is not None:
+                title = f"{config.environment.label}, episode {episode} (seed {env_seed})"
+                write_trace(brain_state, episode, trace, title)
             print(
                 f"episode {episode}: seed {env_seed}, return {result.fitness:.6g}, "
                 f"{result.steps} steps"
@@ -160,7 +178,25 @@ def replay(
     if video is not None:
         videos = sorted(video.glob("*.mp4"))
         print(f"videos: {plural(len(videos), 'file')} in {video.resolve()}")
+    if brain_state is not None:
+        print(
+            f"brain state: {plural(len(seeds), 'episode')} as episode-K.npz and episode-K.png "
+            f"in {brain_state.resolve()}"
+        )
+        if not brain.internal_state():
+            print(
+                f"brain state: brain {template.config.type_name()} keeps no internal state from "
+                "step to step; the files hold observations, actions and rewards only"
+            )
     return returns
+
+
+def write_trace(folder: Path, episode: int, trace: EpisodeTrace, title: str) -> None:
+    """Write ``episode-K.npz`` and ``episode-K.png`` (K = ``episode``) into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    arrays = trace.arrays()
+    atomic_savez(folder / f"episode-{episode}.npz", arrays)
+    plot_brain_state(folder / f"episode-{episode}.png", arrays, title)
 
 
 def display_available() -> bool:
@@ -187,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             args.render,
             args.video,
             args.validation,
+            args.brain_state,
         )
         return 0
 

@@ -57,6 +57,12 @@ class Brain(metaclass=FrozenABCMeta):
     def step(self, observation: Any) -> Any:
         """Advance one step and return an action of the env's action space."""
 
+    def internal_state(self) -> dict[str, np.ndarray]:
+        """What the brain carries from one step to the next, as named copies of its arrays
+        (``replay --brain-state`` records it after every step); empty for a brain without
+        state, which is what this default says."""
+        return {}
+
 
 class BatchBrain(metaclass=FrozenABCMeta):
     """P brains of one template stepped in lockstep with one numpy call per layer."""

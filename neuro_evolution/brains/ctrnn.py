@@ -201,6 +201,10 @@ class CTRNNBrain(Brain):
         np.tanh(self.o, out=self.o)
         return self.io.decode(self.o)
 
+    def internal_state(self) -> dict[str, np.ndarray]:
+        """The neuron states y (the outputs are tanh(y . T), so y is all the CTRNN carries)."""
+        return {"neuron_state": self.y.copy()}
+
 
 class NoisyCTRNNBrain(CTRNNBrain):
     """A CTRNN with ``parameter_perturbations``: one ``standard_normal(N)`` draw per step."""

@@ -127,6 +127,14 @@ class LSTMBrain(Brain):
         np.tanh(self.o, out=self.o)
         return self.io.decode(self.o)
 
+    def internal_state(self) -> dict[str, np.ndarray]:
+        """Hidden and cell states, one row per layer: (number_layers, hidden_size) each."""
+        layers, hidden = self.c.shape
+        return {
+            "hidden_state": self.h[self.h.size - layers * hidden :].reshape(layers, hidden).copy(),
+            "cell_state": self.c.copy(),
+        }
+
 
 class LSTMBatchBrain(BatchBrain):
     """P LSTMs of one template stepped together; brain i computes exactly what a single does."""

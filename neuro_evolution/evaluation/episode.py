@@ -8,7 +8,7 @@ differs, the rules do not.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -25,6 +25,9 @@ from neuro_evolution.normalization import (
 from neuro_evolution.novelty import BehaviorRecorder, NoveltyConfig
 from neuro_evolution.support.frozen import FrozenClassMeta, frozen_dataclass
 from neuro_evolution.support.seeds import brain_rng, episode_seed
+
+if TYPE_CHECKING:
+    from neuro_evolution.evaluation.trace import EpisodeTrace
 
 
 @config_class
@@ -171,12 +174,14 @@ class EpisodeRunner:
         rng: np.random.Generator | None = None,
         recorder: BehaviorRecorder | None = None,
         scaler: ObservationScaler | None = None,
+        trace: EpisodeTrace | None = None,
     ) -> EvaluationResult:
         """One episode from ``env.reset(seed=env_seed)``; fitness is the (penalised) return.
 
-        The brain sees ``scaler.apply(observation)`` when a scaler is given.
+        The brain sees ``scaler.apply(observation)`` when a scaler is given; ``trace`` records
+        every step (see :mod:`neuro_evolution.evaluation.trace`).
         """
-        return self._result([self._episode(brain, env_seed, rng, recorder, scaler)])
+        return self._result([self._episode(brain, env_seed, rng, recorder, scaler, trace=trace)])
 
     def _result(
         self,
@@ -202,10 +207,12 @@ class EpisodeRunner:
         recorder: BehaviorRecorder | None,
         scaler: ObservationScaler | None = None,
         observations: ObservationRecorder | None = None,
+        trace: EpisodeTrace | None = None,
     ) -> tuple[float, int, bool, bool, bool]:
         """(return, steps, terminated, truncated, cut) of one episode, as the config's rules say.
 
-        ``observations`` counts the raw observations the brain was shown."""
+        ``observations`` counts the raw observations the brain was shown; ``trace`` records
+        each step."""
         env = self.env
         observation, _ = env.reset(seed=env_seed)
         brain.reset(rng if rng is not None else np.random.default_rng(env_seed))
@@ -218,12 +225,16 @@ class EpisodeRunner:
             if observations is not None:
                 observations.add(observation)
             action = brain.step(observation if scaler is None else scaler.apply(observation))
+            if trace is not None:
+                trace.step(observation, action, brain)
             if recorder is not None and recorder.source != "observation":
                 recorder.record(action, None)
             observation, reward, terminated, truncated, _ = env.step(action)
             if recorder is not None and recorder.source == "observation":
                 recorder.record(None, observation)
             episode_return += float(reward)
+            if trace is not None:
+                trace.reward(reward)
             steps += 1
             terminated, truncated = bool(terminated), bool(truncated)
             if terminated or truncated:

@@ -1,4 +1,5 @@
-"""The run's pictures: ``fitness.png`` (fitness and held-out validation per generation).
+"""The run's pictures: ``fitness.png`` (fitness and held-out validation per generation) and
+``replay --brain-state``'s picture of one episode (observations, brain state, actions, rewards).
 
 Drawn on matplotlib's headless Agg canvas; matplotlib is imported when a plot is drawn, not when
 the module loads, so workers never pay for it.
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from neuro_evolution.evaluation.trace import ACTIONS, OBSERVATIONS, REWARDS, STATE_PREFIX
 from neuro_evolution.support.atomic import atomic_write_bytes
 
 if TYPE_CHECKING:
@@ -54,9 +56,63 @@ def fitness_figure(log: list[dict[str, Any]], title: str) -> Figure:
     return figure
 
 
+def save_png(path: str | Path, figure: Figure) -> None:
+    """Write ``figure`` as a PNG, atomically."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    atomic_write_bytes(path, buffer.getvalue())
+
+
 def plot_fitness(path: str | Path, log: list[dict[str, Any]], title: str) -> None:
     """Draw ``fitness.png`` from the log."""
-    buffer = io.BytesIO()
-    fitness_figure(log, title).savefig(buffer, format="png")
+    save_png(path, fitness_figure(log, title))
 
-    atomic_write_bytes(path, buffer.getvalue())
+
+def brain_state_figure(arrays: dict[str, np.ndarray], title: str) -> Figure:
+    """One episode of :class:`~neuro_evolution.evaluation.trace.EpisodeTrace` arrays, steps on a
+    shared x-axis: observations, each internal-state array as a heatmap (units x steps),
+    actions, and rewards with their running sum."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    states = [name for name in arrays if name.startswith(STATE_PREFIX)]
+    panels = [OBSERVATIONS, *states, ACTIONS, REWARDS]
+    figure = Figure(figsize=(9, 1.9 * len(panels) + 0.6), dpi=100, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+    steps = len(arrays[REWARDS])
+    for ax, name in zip(axes, panels):
+        values = arrays[name].reshape(steps, -1)
+        if name.startswith(STATE_PREFIX) or values.shape[1] > 12:
+            limit = float(np.max(np.abs(values))) or 1.0  # symmetric: 0 is white
+            image = ax.imshow(
+                values.T,
+                aspect="auto",
+                interpolation="nearest",
+                cmap="coolwarm",
+                vmin=-limit,
+                vmax=limit,
+                extent=(-0.5, steps - 0.5, values.shape[1] - 0.5, -0.5),
+            )
+            figure.colorbar(image, ax=ax, pad=0.01)
+            ax.set_ylabel(f"{name.removeprefix(STATE_PREFIX)}\n(index)")
+        elif name == REWARDS:
+            ax.plot(values[:, 0], color="tab:blue")
+            ax.set_ylabel("reward", color="tab:blue")
+            running = ax.twinx()
+            running.plot(np.cumsum(values[:, 0]), color="tab:orange")
+            running.set_ylabel("return so far", color="tab:orange")
+        else:
+            for index in range(values.shape[1]):
+                ax.plot(values[:, index], label=f"[{index}]")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="x-small")
+            ax.set_ylabel(name)
+        ax.grid(alpha=0.3)
+    axes[0].set_title(title)
+    axes[-1].set_xlabel("step")
+    return figure
+
+
+def plot_brain_state(path: str | Path, arrays: dict[str, np.ndarray], title: str) -> None:
+    """Draw one episode's brain-state picture as a PNG."""
+    save_png(path, brain_state_figure(arrays, title))

@@ -49,6 +49,11 @@ class ElmanBrain(Brain):
         self.h = np.tanh(self.w_in @ x + self.w_rec @ self.h + self.b)
         return self.io.decode(np.tanh(self.w_out @ self.h))
 
+    def internal_state(self) -> dict[str, np.ndarray]:
+        """The hidden state h, for ``replay --brain-state`` (optional: the default says the
+        brain keeps no state)."""
+        return {"hidden_state": self.h.copy()}
+
 
 @register_brain("Elman", config=ElmanConfig)
 @frozen_dataclass(eq=False)
