@@ -64,9 +64,7 @@ def test_brain_state_arrays_are_aligned_and_reproduce_the_brain_step_by_step(
     assert ("no internal state" in printed) == (not state_shapes)
 
 
-def test_a_stateless_brain_says_so_and_still_records_observations_actions_rewards(
-    tmp_path, capsys
-):
+def test_a_stateless_brain_says_so_and_still_records_observations_actions_rewards(tmp_path, capsys):
     run = trained_run(tmp_path, BRAINS["FFNN"][0], normalize=False)
     assert replay.main([str(run), "--episodes", "1", "--brain-state", str(tmp_path / "s")]) == 0
     printed = capsys.readouterr().out
