@@ -128,9 +128,9 @@ def episode_seeds(base_seeds: np.ndarray, episode: int) -> list[int]:
 
 
 def brain_rngs(base_seeds: np.ndarray, episode: int) -> list[np.random.Generator]:
-    """``brain_rng(s, episode)`` for every base seed, made twice as fast: ``default_rng(entropy)``
-    is ``Generator(PCG64(SeedSequence(entropy)))``, and the SeedSequence is made once per distinct
-    seed (a test holds this equal to :func:`brain_rng`)."""
+    """``brain_rng(s, episode)`` for every base seed, with one SeedSequence per distinct seed:
+    ``default_rng(entropy)`` is ``Generator(PCG64(SeedSequence(entropy)))``, so a population that
+    shares its seeds makes each sequence once (a test holds this equal to :func:`brain_rng`)."""
     sequences: dict[int, np.random.SeedSequence] = {}
     for seed in map(int, base_seeds):
         if seed not in sequences:
