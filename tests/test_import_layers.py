@@ -211,8 +211,8 @@ GROUP_PURPOSES: dict[str, str] = {
     "support": "errors, frozen classes, the seed derivation, atomic writes, signal handling, "
     "console lines: what every layer may use",
     "": "the lazy front door: `from neuro_evolution import Experiment` loads only what it names",
-    "config": "the config package's own `__init__` (a docstring; its modules are groups of their own)",
-    "run": "the run package's own `__init__` (a docstring; its modules are groups of their own)",
+    "config": "the config package's `__init__` (a docstring; its modules are groups of their own)",
+    "run": "the run package's `__init__` (a docstring; its modules are groups of their own)",
     "config.schema": "frozen, validated config classes parsed from JSON; errors name the field",
     "config.registry": "named registries of pluggable types (brains, optimizers): config + class",
     "config.importing": "imports a config names (`imports`, `module:Name`) with one-line errors",
