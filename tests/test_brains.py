@@ -321,8 +321,6 @@ BAD_CONFIGS = [
     ({"type": "CTRNN", "w_mask": "randm"}, "brain.w_mask", "Did you mean `random`"),
     ({"type": "CTRNN", "use_bias": "yes"}, "brain.use_bias", "true or false"),
     ({"type": "CTRNN", "clipping_range_min": 2.0}, "brain.clipping_range_min", "below"),
-    ({"type": "CTRNN", "optimize_state_boundaries": "legacy"}, "brain.optimize_state_boundaries",
-     "per_neuron"),
     ({"type": "CTRNN", "t_mask": "logarithmic"}, "brain.t_mask_param", ">= 1.05"),
     ({"type": "CTRNN", "v_mask": "random", "v_mask_param": 1.5}, "brain.v_mask_param", "density"),
     ({"type": "CTRNN", "w_mask": "learned", "w_mask_param": 101}, "brain.w_mask_param",

@@ -197,3 +197,116 @@ def test_no_import_circle() -> None:
 )
 def test_find_cycle_finds_a_circle_and_only_a_circle(graph, expected) -> None:
     assert find_cycle(graph) == expected
+
+
+# --- docs/architecture.md: the layer table, rendered from LAYERS ----------------------------
+
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+LAYERS_BEGIN = "<!-- layers:begin -->"
+LAYERS_END = "<!-- layers:end -->"
+REGENERATE = "regenerate it with: python tests/test_import_layers.py --write"
+
+# What each group of LAYERS is for, as docs/architecture.md shows it (one line each).
+GROUP_PURPOSES: dict[str, str] = {
+    "support": "errors, frozen classes, the seed derivation, atomic writes, signal handling, "
+    "console lines: what every layer may use",
+    "": "the lazy front door: `from neuro_evolution import Experiment` loads only what it names",
+    "config": "the config package's `__init__` (a docstring; its modules are groups of their own)",
+    "run": "the run package's `__init__` (a docstring; its modules are groups of their own)",
+    "config.schema": "frozen, validated config classes parsed from JSON; errors name the field",
+    "config.registry": "named registries of pluggable types (brains, optimizers): config + class",
+    "config.importing": "imports a config names (`imports`, `module:Name`) with one-line errors",
+    "normalization": "observation statistics: gathered per evaluation, merged, frozen per "
+    "generation",
+    "hall_of_fame": "the best genomes by raw training fitness, with their observation scalers",
+    "brains": "the networks: template (masks, genome layout) and brain (one step), batch brains, "
+    "JAX brains",
+    "optimizers": "the evolution strategies: ask for genomes, tell their fitness; explicit state",
+    "novelty": "behaviour records, the archive and the fitness/novelty combination",
+    "evaluation": "envs, wrappers, the episode rules and loops, and the handlers that run them",
+    "run.validation": 'held-out validation scores (the one meaning of "solved")',
+    "observers": "mirrors of the log in TensorBoard and MLflow",
+    "config.tree": "the experiment config: every section, resolved and validated",
+    "run.plots": "`fitness.png`",
+    "run.directory": "the run directory: config, log, hall of fame, candidate, plot",
+    "config.reference": "`docs/config.md`, rendered from the config classes",
+    "run.experiment": "the training loop: `Experiment.step()` / `run()`, one generation as a "
+    "coroutine",
+    "run.status": "`training_status.json`: versions, config hash, the checkpoint index",
+    "run.checkpoint": "checkpoints (npz, no pickle) written after generations, on signals and "
+    "failures",
+    "run.resume": "exact resume from the latest usable checkpoint",
+    "cli": "command-line plumbing train and sweep share: errors, exit codes, overrides, signals",
+    "train": "`python -m neuro_evolution.train`",
+    "replay": "`python -m neuro_evolution.replay`",
+    "sweep": "many runs (seeds x settings) on one shared pool or cluster",
+    "compare": "`python -m neuro_evolution.compare`: a sweep's picture and table",
+}
+
+
+def group_files(name: str) -> list[str]:
+    """The files of group ``name``, relative to the package (``brains/ctrnn.py``)."""
+    files = module_files()
+    return sorted(
+        path.relative_to(PACKAGE).as_posix() for module, path in files.items()
+        if group(module) == name
+    )  # fmt: skip
+
+
+def render_layers() -> str:
+    """The layer table of docs/architecture.md: one row per group, the highest layer first."""
+    lines = [
+        "| layer | group | what it is for | files |",
+        "| ---: | --- | --- | --- |",
+    ]
+    for index in reversed(range(len(LAYERS))):
+        for name in sorted(LAYERS[index]):
+            shown = f"`{name}`" if name else "`neuro_evolution`"
+            files = ", ".join(f"`{path}`" for path in group_files(name))
+            lines.append(f"| {index} | {shown} | {GROUP_PURPOSES[name]} | {files} |")
+    return "\n".join(lines)
+
+
+def layers_block(text: str) -> str | None:
+    """What stands between the layer markers of ``text`` (None without both markers)."""
+    if LAYERS_BEGIN not in text or LAYERS_END not in text.split(LAYERS_BEGIN, 1)[1]:
+        return None
+    return text.split(LAYERS_BEGIN, 1)[1].split(LAYERS_END, 1)[0]
+
+
+def write_layers() -> None:
+    """Put ``render_layers()`` between the markers of docs/architecture.md."""
+    text = ARCHITECTURE.read_text()
+    if layers_block(text) is None:
+        raise SystemExit(f"{ARCHITECTURE}: no {LAYERS_BEGIN} ... {LAYERS_END} block")
+    head, rest = text.split(LAYERS_BEGIN, 1)
+    tail = rest.split(LAYERS_END, 1)[1]
+    ARCHITECTURE.write_text(f"{head}{LAYERS_BEGIN}\n{render_layers()}\n{LAYERS_END}{tail}")
+
+
+def test_every_group_says_what_it_is_for() -> None:
+    """A group added to LAYERS needs a line in GROUP_PURPOSES (and a gone one loses its line)."""
+    groups = set().union(*LAYERS)
+    assert not groups - set(GROUP_PURPOSES), (
+        f"add to GROUP_PURPOSES: {sorted(groups - set(GROUP_PURPOSES))}"
+    )
+    assert not set(GROUP_PURPOSES) - groups, (
+        f"not in LAYERS: {sorted(set(GROUP_PURPOSES) - groups)}"
+    )
+
+
+def test_architecture_doc_shows_the_layers_as_they_are() -> None:
+    """docs/architecture.md's layer table is LAYERS rendered, with every group's files."""
+    block = layers_block(ARCHITECTURE.read_text())
+    assert block is not None, f"docs/architecture.md lacks {LAYERS_BEGIN} ... {LAYERS_END}"
+    assert block == f"\n{render_layers()}\n", (
+        f"docs/architecture.md's layer table is stale; {REGENERATE}"
+    )
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] != ["--write"]:
+        raise SystemExit("usage: python tests/test_import_layers.py --write")
+    write_layers()

@@ -1,7 +1,6 @@
 """Owned generator states (optimizers/rng.py) survive save/restore with their cached Gaussians.
 
-Both global generators cache half of a pair of normal draws: numpy's legacy ``RandomState``
-(``has_gauss``/``cached_gaussian``) and Python's ``random.gauss`` (``gauss_next``). After an odd
+Python's ``random.gauss`` caches half of a pair of normal draws (``gauss_next``): after an odd
 number of normal draws the cache is live, and a restore that drops it changes every later draw.
 """
 
@@ -16,7 +15,7 @@ import pytest
 
 from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
-from neuro_evolution.optimizers.rng import NumpyLegacyRandomState, PythonRandomState
+from neuro_evolution.optimizers.rng import PythonRandomState
 
 
 def npz_round_trip(state: dict[str, Any]) -> Any:
@@ -25,22 +24,6 @@ def npz_round_trip(state: dict[str, Any]) -> Any:
     np.savez(buffer, **state)
     buffer.seek(0)
     return np.load(buffer, allow_pickle=False)
-
-
-def test_numpy_legacy_state_restores_the_cached_gaussian() -> None:
-    """After an odd number of normals (cache live), a restored state continues exactly."""
-    owned = NumpyLegacyRandomState(5)
-    with owned.active():
-        np.random.standard_normal(7)
-    saved = npz_round_trip(owned.to_state("numpy"))
-    assert int(saved["numpy_has_gauss"]) == 1  # the case under test: the cache is live
-    with owned.active():
-        expected = np.random.standard_normal(6)
-    restored = NumpyLegacyRandomState(99)
-    restored.load_state(saved, "numpy")
-    with restored.active():
-        continued = np.random.standard_normal(6)
-    assert continued.tobytes() == expected.tobytes()
 
 
 def test_python_state_restores_the_cached_gaussian() -> None:

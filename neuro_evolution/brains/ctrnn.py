@@ -1,4 +1,4 @@
-"""Continuous-time recurrent neural network (CTRNN), the options of the predecessor's brain.
+"""Continuous-time recurrent neural network (CTRNN).
 
 Every weight matrix is (source × target), so the network works on row vectors: W[i, j] is the
 weight from neuron i to neuron j, V[k, i] from input k to neuron i, T[i, o] from neuron i to
@@ -21,31 +21,12 @@ T is (N × outputs). Genome layout, in this order:
    the bounds are ``clipping_range_min``/``clipping_range_max``.
 
 Then ``set_principle_diagonal_elements_of_W_negative`` makes W[i, i] = -|W[i, i]|, and a
-``learned`` mask keeps only its matrix's largest magnitudes, with their signs (see ``masks.py``).
-``normalize_input`` scales every Box observation element whose bounds both lie strictly within
-±1e5 from [low, high] to [-target, target]; it is folded into V and b when a brain is filled, so
-it costs a step nothing.
-
-Against the predecessor project: a line-by-line comparison, given identical weights, agreed to
-1e-14 on 21 of 23 option sets. The differences, and what was decided:
-
-- ``learned`` V with ``use_bias``: the predecessor took the percentile over V including its bias
-  column, so it could zero biases; here it runs over V alone and b is never pruned. Kept: a mask
-  decides which connections exist, b is no connection, and otherwise whether an input weight
-  survives would depend on whether ``use_bias`` is on.
-- ``normalize_input``: the predecessor's 1e5 limit never applied (it compared boolean arrays
-  with ±1e5), so it scaled every element with finite bounds however large (bounds of ±3.4e38,
-  float32's largest, scale the input by ~3e-39: it is silenced). Kept: the limit was its intent.
-- ``logarithmic`` masks: the predecessor drew V as (N x inputs) and read W as target x source;
-  drawing them here as (inputs x N) and source x target transposed W's connectivity and, for
-  V, could leave inputs unconnected (4 inputs, 6 neurons, base 2: input 3). The predecessor was
-  right: masks are now drawn along their longer side, which gives its V and W whenever
-  inputs <= N and connects every row and column (``masks.logarithmic_along_longer_side``).
-- Signs of ``learned`` masks: kept, as the predecessor's current code does (since its commit of
-  2020-07-21).
-- Default clipping: the predecessor's ``clipping_range_min``/``max`` defaulted to 0/0, here -1/1.
-  Kept: with fixed boundaries 0/0 pins every state to 0, a brain with constant output (0/0 is
-  refused here: the minimum must be below the maximum).
+``learned`` mask keeps only its matrix's largest magnitudes, with their signs (see ``masks.py``);
+it ranks V, W and T each alone, so b is never pruned. ``normalize_input`` scales every Box
+observation element whose bounds both lie strictly within ±1e5 from [low, high] to
+[-target, target] and leaves the others as they are; it is folded into V and b when a brain is
+filled, so it costs a step nothing. Fixed state bounds default to [-1, 1]; the lower must lie
+below the upper (equal bounds would pin every state to one value).
 
 Fast path: a brain stores M = delta_t·[V; W; b] ((inputs + N + 1) × N, in the genome's order, so
 a dense genome pours in with contiguous copies) and z = [u | σ(y) | 1], so delta_t·dy/dt is one
@@ -81,7 +62,7 @@ NORMALIZE_LIMIT = 1e5  # Box bounds at or beyond this magnitude count as unbound
 
 @config_class
 class CTRNNConfig(BrainConfig):
-    """Options of the ``CTRNN`` brain (names and meanings as in the predecessor project)."""
+    """Options of the ``CTRNN`` brain."""
 
     number_neurons: int = option(10, doc="neurons N of the network", ge=1)
     delta_t: float = option(0.05, doc="Euler step of y += delta_t * dy/dt", gt=0)
@@ -91,33 +72,27 @@ class CTRNNConfig(BrainConfig):
     )
     use_bias: bool = option(True, doc="a bias b per neuron in dy/dt (N genome values)")
     optimize_y0: bool = option(False, doc="the initial state y0 is in the genome (else zero)")
-    optimize_state_boundaries: Literal["per_neuron", "global", "fixed", "legacy"] = option(
+    optimize_state_boundaries: Literal["per_neuron", "global", "fixed"] = option(
         "fixed",
         doc="state bounds: per_neuron/global from the genome as (-|g|, |g|), fixed from "
-        "clipping_range_min/max ('legacy' is refused)",
+        "clipping_range_min/max",
     )
     clipping_range_min: float = option(
-        -1.0,
-        doc="lower state bound (fixed boundaries); the predecessor's default 0/0 pinned every "
-        "state to 0",
+        -1.0, doc="lower state bound (fixed boundaries); must be below clipping_range_max"
     )
-    clipping_range_max: float = option(
-        1.0, doc="upper state bound (fixed boundaries); the predecessor's default was 0"
-    )
+    clipping_range_max: float = option(1.0, doc="upper state bound (fixed boundaries)")
     set_principle_diagonal_elements_of_W_negative: bool = option(
         False, doc="self-connections become inhibitory: W[i, i] = -|W[i, i]|"
     )
     v_mask: MaskType = option(
         "dense",
-        doc="which input weights V (inputs x N) exist; learned ranks V alone and never prunes b "
-        "(the predecessor's ranked b too); logarithmic is drawn along the longer side, as the "
-        "predecessor drew V when inputs <= N",
+        doc="which input weights V (inputs x N) exist; learned ranks V alone and never prunes b; "
+        "logarithmic is drawn along the longer side (every row and column gets entries)",
     )
     v_mask_param: float = option(1.0, doc=MASK_PARAM_DOC)
     w_mask: MaskType = option(
         "dense",
-        doc="which recurrent weights W (N x N, source x target) exist; logarithmic: the "
-        "predecessor's connectivity (it was transposed before)",
+        doc="which recurrent weights W (N x N, source x target) exist",
     )
     w_mask_param: float = option(1.0, doc=MASK_PARAM_DOC)
     t_mask: MaskType = option("dense", doc="which output weights T (N x outputs) exist")
@@ -125,8 +100,7 @@ class CTRNNConfig(BrainConfig):
     normalize_input: bool = option(
         False,
         doc="scale Box observation elements with both bounds within ±1e5 from [low, high] to "
-        "[-target, target] (the predecessor's ±1e5 test never applied: it scaled every element "
-        "with finite bounds)",
+        "[-target, target]; elements with larger or infinite bounds stay as they are",
     )
     normalize_input_target: float = option(1.0, doc="the target of normalize_input", gt=0)
     parameter_perturbations: float = option(
@@ -134,12 +108,6 @@ class CTRNNConfig(BrainConfig):
     )
 
     def validate(self, path: str) -> None:
-        if self.optimize_state_boundaries == "legacy":
-            raise ConfigError(
-                join(path, "optimize_state_boundaries"),
-                "'legacy' is refused: it clipped every neuron by every neuron's bounds in turn "
-                "(a predecessor bug kept only to replay old runs); use 'per_neuron'",
-            )
         if self.clipping_range_min >= self.clipping_range_max:
             raise ConfigError(
                 join(path, "clipping_range_min"),

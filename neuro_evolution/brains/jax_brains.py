@@ -19,10 +19,10 @@ Every function is traceable (``jit``, ``lax.while_loop``); the dtype of the arra
 ``params``' ``dtype`` argument (float64 needs ``jax_enable_x64``).
 
 With float64 a JAX brain agrees with the numpy single brain to <= 1e-9 over 500 steps for every
-option set of the reference tests (measured worst: 1.2e-14). In float32 (parameters, states and
-inputs rounded to 24-bit mantissas) the raw outputs stay within 1e-4 of the float64 numpy brain
-over those 500 steps (measured worst: 2.0e-5, most cases below 1e-6); a discrete action (argmax)
-can flip where two outputs are that close, and from then on the trajectories differ.
+option set of the reference tests. In float32 (parameters, states and inputs rounded to 24-bit
+mantissas) the raw outputs stay within 1e-4 of the float64 numpy brain over those 500 steps; a
+discrete action (argmax) can flip where two outputs are that close, and from then on the
+trajectories differ. The measured worst cases: docs/measurements.md.
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ def _matvec(x: jax.Array, w: jax.Array) -> jax.Array:
     """Brain p's vector ``x[:, p]`` (K, P) times its matrix ``w[:, :, p]`` (K, M, P): (M, P).
 
     The brain axis is last, so every term is one contiguous multiply-add over P; for K up to
-    UNROLL_LIMIT the sum is unrolled, which XLA fuses into one loop (on a CPU ~3x faster than a
-    batched dot at P = 10k, measured with a 10-neuron CTRNN)."""
+    UNROLL_LIMIT the sum is unrolled, which XLA fuses into one loop (faster on a CPU than a
+    batched dot: docs/measurements.md)."""
     if x.shape[0] <= UNROLL_LIMIT:
         total = x[0][None, :] * w[0]
         for k in range(1, x.shape[0]):

@@ -8,14 +8,12 @@ the genome holds one value per True entry, in row-major mask order. Mask types (
 - ``random``: each entry independently with probability ``param`` (a density in [0, 1]);
 - ``logarithmic``: along the mask's longer side, each line connects to the entries at offsets
   ±1, ±base, ±base², ... (floored) from its (pseudo-)diagonal, wrapping around; ``param`` is the
-  base (>= 1.05). Every row and column gets entries (but in a 2 x 2 mask). Drawing along the
-  longer side matches the predecessor's V and W, which it drew target x source; the first version
-  here drew every mask along its rows, which transposed W and could leave inputs out of V;
+  base (>= 1.05). Every row and column gets entries (but in a 2 x 2 mask): drawn along its
+  rows, a wide mask could leave rows empty (an input of V that reaches no neuron);
 - ``learned``: dense in the genome, but after filling only the weights whose magnitude reaches
   the ``param``-th percentile (numpy's "higher" method) of the matrix's magnitudes are kept, with
-  their signs (as in the predecessor's current code, since its commit of 2020-07-21). Each matrix
-  is ranked alone: the CTRNN's bias is never pruned, where the predecessor ranked V together with
-  its bias column and could zero biases.
+  their signs. Each matrix is ranked alone: the CTRNN's bias is never pruned (a mask decides which
+  connections exist, and a bias is no connection).
 
 A :class:`Section` says where one stretch of the genome goes: ``target[index] = genome[part]``,
 for a single brain's arrays and a batch brain's stacked arrays alike. Dense blocks use slices
@@ -75,8 +73,8 @@ def logarithmic_along_longer_side(rows: int, cols: int, base: float) -> np.ndarr
     A wide pattern (``cols > rows``) reaches its rows only through the stretched diagonal and can
     leave some empty (``logarithmic_mask(4, 6, 2)`` has no entry in row 3: as V, the 4th input
     would be ignored), so a wide mask is the transpose of the tall pattern; a square one is
-    transposed too. For the CTRNN (neurons are V's and W's columns, T's rows) this draws V and
-    W exactly as the predecessor did (it drew them target x source) whenever inputs <= N.
+    transposed too. For the CTRNN (neurons are V's and W's columns, T's rows) V and W are then
+    drawn target x source whenever inputs <= N.
     """
     if cols >= rows:
         return np.ascontiguousarray(logarithmic_mask(cols, rows, base).T)
@@ -84,12 +82,12 @@ def logarithmic_along_longer_side(rows: int, cols: int, base: float) -> np.ndarr
 
 
 def logarithmic_mask(rows: int, cols: int, base: float) -> np.ndarray:
-    """The predecessor's pattern: entries at offsets ±floor(base**k) along each row from a
+    """The logarithmic pattern: entries at offsets ±floor(base**k) along each row from a
     (pseudo-)diagonal, wrapping around.
 
-    For a non-square matrix the diagonal is stretched over the longer side, as the predecessor
-    project did. Every row of a tall or square pattern gets entries (columns too, apart from
-    2 x 2); a wide pattern can leave rows empty, see :func:`logarithmic_along_longer_side`.
+    For a non-square matrix the diagonal is stretched over the longer side. Every row of a tall
+    or square pattern gets entries (columns too, apart from 2 x 2); a wide pattern can leave rows
+    empty, see :func:`logarithmic_along_longer_side`.
     """
     top = math.floor(math.log(max(rows, cols), base))
     offsets = sorted({math.floor(base**k) for k in range(top + 1)})

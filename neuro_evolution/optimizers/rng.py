@@ -1,18 +1,19 @@
-"""Generator state owned by one optimizer, swapped into Python's / numpy's global generators.
+"""Generator state owned by one optimizer: a swapped-in Python ``random`` state, numpy Generators.
 
-DEAP's operators draw from the global ``random`` module and ``deap.cma.Strategy`` from numpy's
-global legacy generator (``np.random``). An optimizer keeps its own saved state and swaps it in
-only around the calls that draw (``with owned.active(): ...``); the previous global state is put
-back afterwards, so code outside the optimizer sees the global generators untouched and the
-optimizer's sequence does not depend on what anyone else drew.
+DEAP's operators (MU_ES) draw from the global ``random`` module. An optimizer keeps its own saved
+state and swaps it in only around the calls that draw (``with owned.active(): ...``); the previous
+global state is put back afterwards, so code outside the optimizer sees the global generator
+untouched and the optimizer's sequence does not depend on what anyone else drew. The other
+optimizers draw from a numpy ``Generator`` of their own (:func:`owned_generator`), which needs no
+swapping.
 
 The state round-trips through plain arrays and scalars (:meth:`to_state` / :meth:`load_state`),
 so a checkpoint needs no pickle.
 
 Caveat: the swap is global to the process. A module lock serialises swaps made through this
-module, but another thread drawing from the global ``random``/``np.random`` *during* a swap
-(e.g. a Dask scheduler thread) would perturb both sequences; keep ask/tell on one thread while
-nothing else draws.
+module, but another thread drawing from the global ``random`` *during* a swap (e.g. a Dask
+scheduler thread) would perturb both sequences; keep ask/tell on one thread while nothing else
+draws.
 """
 
 from __future__ import annotations
@@ -25,11 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from neuro_evolution.support.seeds import (
-    NUMPY_LEGACY_PURPOSE,
-    PYTHON_RANDOM_PURPOSE,
-    optimizer_generator_seed,
-)
+from neuro_evolution.support.seeds import PYTHON_RANDOM_PURPOSE, optimizer_generator_seed
 
 _SWAP_LOCK = threading.RLock()
 
@@ -99,49 +96,6 @@ class PythonRandomState:
             gauss_next,
         )
         random.Random().setstate(restored)  # validates before we adopt it
-        self._state = restored
-
-
-class NumpyLegacyRandomState:
-    """A state of numpy's global legacy generator (``np.random``) that belongs to one optimizer."""
-
-    def __init__(self, seed: int):
-        self._state = np.random.RandomState(
-            optimizer_generator_seed(seed, NUMPY_LEGACY_PURPOSE) % 2**32
-        ).get_state(legacy=True)
-
-    @contextmanager
-    def active(self) -> Iterator[None]:
-        """Make this state the global ``np.random`` state for the duration of the block."""
-        with _SWAP_LOCK:
-            saved = np.random.get_state(legacy=True)
-            np.random.set_state(self._state)
-            try:
-                yield
-            finally:
-                self._state = np.random.get_state(legacy=True)
-                np.random.set_state(saved)
-
-    def to_state(self, prefix: str) -> dict[str, Any]:
-        """``{prefix}_keys`` (624 uint32), position and the cached Gaussian of the legacy state."""
-        _, keys, position, has_gauss, cached_gaussian = self._state
-        return {
-            f"{prefix}_keys": np.array(keys, dtype=np.uint32),
-            f"{prefix}_position": int(position),
-            f"{prefix}_has_gauss": int(has_gauss),
-            f"{prefix}_cached_gaussian": float(cached_gaussian),
-        }
-
-    def load_state(self, state: Mapping[str, Any], prefix: str) -> None:
-        """Restore what :meth:`to_state` returned (also after ``np.savez``/``np.load``)."""
-        restored = (
-            "MT19937",
-            state_array(state, f"{prefix}_keys", np.uint32, (624,)),
-            int(state_scalar(state, f"{prefix}_position")),
-            int(state_scalar(state, f"{prefix}_has_gauss")),
-            float(state_scalar(state, f"{prefix}_cached_gaussian")),
-        )
-        np.random.RandomState().set_state(restored)  # validates before we adopt it
         self._state = restored
 
 

@@ -53,10 +53,9 @@ class EvaluationRequest:
 
 
 # The optimizer's linear algebra runs on one BLAS thread. OpenBLAS splits e.g. CMA-ES's eigh
-# differently for 1 and 2 threads, and the results differ in the last bits (measured: a 78-gene
-# CMA-ES run diverged after 2 generations), so a run must not depend on the machine's thread
-# count. One thread also keeps it from fighting busy workers for the cores (measured in a
-# sweep: a 78 x 78 eigh took 114 ms on 2 threads against 2 busy workers, 0.4 ms on one).
+# differently for 1 and 2 threads, and the results differ in the last bits, so a run must not
+# depend on the machine's thread count. One thread also keeps it from fighting busy workers for
+# the cores. What was measured: docs/measurements.md.
 _BLAS = ThreadpoolController()
 
 

@@ -14,9 +14,9 @@ template masks         ``[S, TEMPLATE_STREAM=1]`` -> 1 uint32, seeds          ``
 optimizer seed         ``[S, OPTIMIZER_STREAM=2]`` -> 1 uint32 ("O")          ``make_optimizer``
                        (:func:`run_stream_seed`)
 optimizer generators   ``SeedSequence(O, spawn_key=(OPTIMIZER_SPAWN_KEY,      DEAP's ``random``
-                       purpose))`` -> 128 bits (:func:`optimizer_generator_   (purpose 0), numpy
-                       seed`); purpose 0: Python ``random``, 1: numpy legacy  legacy (1, mod 2^32),
-                       2: numpy ``Generator`` (PCG64)                         PCG64 (2)
+                       purpose))`` -> 128 bits (:func:`optimizer_generator_   (purpose 0), PCG64
+                       seed`); purpose 0: Python ``random``, 1: unused,       (2)
+                       2: numpy ``Generator`` (PCG64)
 episode base seeds     ``[S, g, i]`` -> 1 uint32 per individual i of          ``batch_evaluate``
                        generation g; ``[S, g]`` when                          seeds
                        ``fix_seed_for_generation`` (:func:`generation_seeds`)
@@ -54,7 +54,7 @@ TEMPLATE_STREAM = 1
 OPTIMIZER_STREAM = 2
 OPTIMIZER_SPAWN_KEY = int.from_bytes(b"optimizr", "little")
 PYTHON_RANDOM_PURPOSE = 0
-NUMPY_LEGACY_PURPOSE = 1
+NUMPY_LEGACY_PURPOSE = 1  # unused; kept so that the other purposes keep their numbers
 GENERATOR_PURPOSE = 2  # the PCG64 Generator of PGPE, OPENAI_ES, SNES, ...
 VALIDATION_SPAWN_KEY = int.from_bytes(b"validate", "little")
 TRAINING_SEED_LIMIT = 2**32  # every training env reset seed is a uint32, below this
@@ -128,9 +128,9 @@ def episode_seeds(base_seeds: np.ndarray, episode: int) -> list[int]:
 
 
 def brain_rngs(base_seeds: np.ndarray, episode: int) -> list[np.random.Generator]:
-    """``brain_rng(s, episode)`` for every base seed, made twice as fast: ``default_rng(entropy)``
-    is ``Generator(PCG64(SeedSequence(entropy)))``, and the SeedSequence is made once per distinct
-    seed (a test holds this equal to :func:`brain_rng`)."""
+    """``brain_rng(s, episode)`` for every base seed, with one SeedSequence per distinct seed:
+    ``default_rng(entropy)`` is ``Generator(PCG64(SeedSequence(entropy)))``, so a population that
+    shares its seeds makes each sequence once (a test holds this equal to :func:`brain_rng`)."""
     sequences: dict[int, np.random.SeedSequence] = {}
     for seed in map(int, base_seeds):
         if seed not in sequences:

@@ -17,7 +17,6 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Any
 
 from neuro_evolution.cli import (
     StopRequest,
@@ -165,11 +164,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     return run_cli(sweep, PROGRAM)
-
-
-def summary_data(summary: SweepSummary) -> dict[str, Any]:
-    """The summary as plain data (for scripts)."""
-    return {**dataclasses.asdict(summary), "busy_fraction": summary.busy_fraction}
 
 
 if __name__ == "__main__":

@@ -201,7 +201,7 @@ class Sweep:
 
     def end_closing_runs(self) -> None:
         """Close the runs that ended, once the other runs' next requests are out: drawing their
-        plots (0.1 s each) then overlaps the workers' evaluations instead of idling them."""
+        plots then overlaps the workers' evaluations instead of idling them."""
         closing, self.closing = self.closing, []
         for run, into in closing:
             run.experiment.close()

@@ -116,9 +116,8 @@ def check_parallel_options(workers: int, chunks_per_worker: int) -> None:
 def chunks_per_worker_for(vectorize: bool | str) -> int:
     """Chunks a parallel handler cuts per worker and request: 4 for the per-individual loop (a
     slow episode in one chunk is balanced by the others), 1 for lockstep (a chunk takes as long
-    as its longest episode however many lanes it has, so fewer, wider chunks are faster: CartPole,
-    P=20 x 5 episodes, 2 mp workers, 30 generations took 0.76 s with 1 chunk per worker and
-    1.92 s with 4)."""
+    as its longest episode however many lanes it has, so fewer, wider chunks are faster; figures
+    in docs/measurements.md)."""
     return 1 if vectorize else 4
 
 
