@@ -1,7 +1,12 @@
 """Mapping between Gymnasium spaces and the flat float vectors that brains compute with.
 
 A :class:`SpaceAdapter` is made once per template. ``encode`` turns an observation into a flat
-float64 input vector (Discrete observations one-hot); ``decode`` turns the brain's outputs
+float64 input vector (Box as is, Discrete one-hot). Any other observation space (Tuple,
+MultiDiscrete, MultiBinary, Dict) is refused with one line naming Gymnasium's FlattenObservation
+wrapper, which encodes it the same way: one-hot Discrete and MultiDiscrete parts, a Tuple's
+parts concatenated. (Encoding them here would need new adapter fields, and every field is saved
+in every template state: old checkpoints would lack them, new ones would differ in bytes.)
+``decode`` turns the brain's outputs
 (in [-1, 1] for bounded actions) into an action of the env's action space:
 
 - ``Discrete(n, start)``: n outputs, action = start + argmax;
@@ -21,6 +26,12 @@ import numpy as np
 
 from neuro_evolution.support.errors import UnsupportedSpaceError
 from neuro_evolution.support.frozen import ReadOnlyRecord, frozen_dataclass
+
+
+def one_line(space: gym.Space, limit: int = 120) -> str:
+    """``str(space)`` on one line (numpy wraps long arrays), cut to ``limit`` characters."""
+    text = " ".join(str(space).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _empty() -> np.ndarray:
@@ -62,9 +73,10 @@ class SpaceAdapter(ReadOnlyRecord):
             fields.update(observation_kind="box", input_size=int(np.prod(observation_space.shape)))
         else:
             raise UnsupportedSpaceError(
-                f"observation space {observation_space} is not supported: list the wrapper "
-                "FlattenObservation in environment.wrappers (brains take a Box or Discrete "
-                "observation)"
+                f"observation space {one_line(observation_space)} is not supported: brains take "
+                "a Box or a Discrete observation; list FlattenObservation in "
+                "environment.wrappers, which one-hot encodes Discrete and MultiDiscrete parts, "
+                "0/1 for MultiBinary, and concatenates the parts of a Tuple or Dict"
             )
         if isinstance(action_space, gym.spaces.Discrete):
             fields.update(
@@ -105,8 +117,8 @@ class SpaceAdapter(ReadOnlyRecord):
             )
         else:
             raise UnsupportedSpaceError(
-                f"action space {action_space} is not supported: brains act in Discrete, Box, "
-                "MultiBinary or MultiDiscrete spaces"
+                f"action space {one_line(action_space)} is not supported: brains act in "
+                "Discrete, Box, MultiBinary or MultiDiscrete spaces"
             )
         return cls(**fields)
 

@@ -2,9 +2,16 @@
 
 An entry is ``{"name": NAME, "kwargs": {...}}`` (or just ``"NAME"``), where NAME is a class of
 ``gymnasium.wrappers`` (``FlattenObservation``, ``ClipAction``, ``RescaleAction``, ``TimeLimit``,
-...) or ``module:Class``. Every process that makes the env -- the main process, each mp or Dask
-worker, every sub-env of the vectorized handler, replay -- applies the same list, so results stay
-identical across handlers (see ``docs/environments.md``).
+...), one of the project's own wrappers by its short name (:data:`PROJECT_WRAPPERS`:
+``RewardOffset``, ``ObservationIndices``, ``ObservationNoise``), or ``module:Class``. Every
+process that makes the env -- the main process, each mp or Dask worker, every sub-env of the
+vectorized handler, replay -- applies the same list, so results stay identical across handlers
+(see ``docs/environments.md``).
+
+A wrapper's keyword arguments are checked against its signature when the config is read, and by
+its ``check_kwargs(**kwargs)`` classmethod if it has one (checks that need no env); a
+:class:`WrapperArgumentError` it raises then, or while wrapping the env at start-up, is a one-line
+ConfigError on the field it names, e.g. ``environment.wrappers[i].kwargs.<argument>``.
 
 Refused, with the fix in the message: wrappers that take a Python function (JSON cannot hold
 one; :class:`RewardOffset` is the JSON form of a reward offset), and wrappers whose running
@@ -35,6 +42,13 @@ from neuro_evolution.config.schema import (
 from neuro_evolution.support.frozen import FrozenDict
 
 REWARD_OFFSET = "neuro_evolution.evaluation.wrappers:RewardOffset"
+_OBSERVATION_WRAPPERS = "neuro_evolution.evaluation.observation_wrappers"
+# The project's wrappers, named in a config by the short name or the full module:Class alike.
+PROJECT_WRAPPERS: dict[str, str] = {
+    "RewardOffset": REWARD_OFFSET,
+    "ObservationIndices": f"{_OBSERVATION_WRAPPERS}:ObservationIndices",
+    "ObservationNoise": f"{_OBSERVATION_WRAPPERS}:ObservationNoise",
+}
 
 _OWN_WRAPPER_HINT = "write a gymnasium.Wrapper subclass and name it as module:Class"
 _STATEFUL_HINT = (
@@ -55,6 +69,24 @@ REFUSED: dict[str, str] = {
     ),
     "NormalizeReward": f"{_STATEFUL_HINT}; rank-based fitness shaping makes it unnecessary",
 }
+
+
+class WrapperArgumentError(ValueError):
+    """A wrapper's arguments do not fit; ``field`` says where, relative to the wrapper's entry:
+    ``"kwargs.keep"`` (one argument), ``"kwargs"`` (how they combine), ``""`` (the wrapper as a
+    whole, e.g. for this env's spaces)."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.message = message
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        return (type(self), (self.field, self.message))
+
+    def config_error(self, path: str) -> ConfigError:
+        """The one-line ConfigError of this error for the wrapper entry at ``path``."""
+        return ConfigError(f"{path}.{self.field}" if self.field else path, self.message)
 
 
 class RewardOffset(gym.RewardWrapper, gym.utils.RecordConstructorArgs):
@@ -84,17 +116,21 @@ def gymnasium_wrapper_names() -> list[str]:
 
 def resolve_wrapper(name: str, path: str) -> type[gym.Wrapper]:
     """The wrapper class ``name`` stands for; a one-line ConfigError (on ``path``) if none."""
-    if ":" in name:
+    if name in PROJECT_WRAPPERS:
+        wrapper = load_object(PROJECT_WRAPPERS[name], path, REWARD_OFFSET)
+    elif ":" in name:
         wrapper = load_object(name, path, REWARD_OFFSET)
     else:
         if name in REFUSED:
             raise ConfigError(path, f"{name} is not supported: it {REFUSED[name]}")
         known = gymnasium_wrapper_names()
         if name not in known:
+            hint = did_you_mean(name, [*known, *PROJECT_WRAPPERS])
             raise ConfigError(
                 path,
-                f"unknown Gymnasium wrapper {name!r}.{did_you_mean(name, known)} Name a class of "
-                "gymnasium.wrappers or your own as module:Class",
+                f"unknown Gymnasium wrapper {name!r}.{hint} Name a class of gymnasium.wrappers, "
+                f"one of the project's ({', '.join(PROJECT_WRAPPERS)}) or your own as "
+                "module:Class",
             )
         try:
             wrapper = getattr(gymnasium.wrappers, name)
@@ -146,12 +182,20 @@ class WrapperConfig(ConfigBase):
     def validate(self, path: str) -> None:
         wrapper = resolve_wrapper(self.name, f"{path}.name")
         check_arguments(wrapper, (None,), dict(self.kwargs), f"{path}.kwargs")
+        check_kwargs = getattr(wrapper, "check_kwargs", None)  # what needs no env, checked now
+        if callable(check_kwargs):
+            try:
+                check_kwargs(**dict(self.kwargs))
+            except WrapperArgumentError as error:
+                raise error.config_error(path) from None
 
     def apply(self, env: gym.Env, path: str) -> gym.Env:
         """``env`` wrapped; a wrapper that cannot wrap this env is a ConfigError on ``path``."""
         wrapper = resolve_wrapper(self.name, f"{path}.name")
         try:  # a deep copy: no two envs share a mutable JSON value (a list) handed to a wrapper
             return wrapper(env, **copy.deepcopy(dict(self.kwargs)))
+        except WrapperArgumentError as error:
+            raise error.config_error(path) from None
         except Exception as error:
             raise ConfigError(
                 path, f"{self.name} cannot wrap this env: {describe_exception(error)}"

@@ -27,6 +27,9 @@ validation env seeds   ``2**32 + SeedSequence(S, spawn_key=                    h
                        (VALIDATION_SPAWN_KEY,))`` -> 1 uint32 ("V"); episode  >= 2**32, so never
                        k resets with ``V + k``, brain noise                   a training reset
                        ``default_rng(V + k)`` (:func:`validation_seeds`)      seed (all < 2**32)
+observation noise      ``SeedSequence(e, spawn_key=(OBS_NOISE_SPAWN_KEY,))``  the Observation-
+                       seeds ``default_rng``, e being the episode's env       Noise wrapper
+                       reset seed (:func:`observation_noise_rng`)
 JAX brain noise        ``fold_in(fold_in(K, 1), t)`` for step t, where K is   the jax handler's
                        the PRNG key of the episode's env reset seed           CTRNN noise (not
                        (``jax_envs.reset_keys``: ``PRNGKey(seed)``)           numpy's generator)
@@ -57,6 +60,7 @@ PYTHON_RANDOM_PURPOSE = 0
 NUMPY_LEGACY_PURPOSE = 1  # unused; kept so that the other purposes keep their numbers
 GENERATOR_PURPOSE = 2  # the PCG64 Generator of PGPE, OPENAI_ES, SNES, ...
 VALIDATION_SPAWN_KEY = int.from_bytes(b"validate", "little")
+OBS_NOISE_SPAWN_KEY = int.from_bytes(b"obsnoise", "little")
 TRAINING_SEED_LIMIT = 2**32  # every training env reset seed is a uint32, below this
 
 
@@ -136,3 +140,10 @@ def brain_rngs(base_seeds: np.ndarray, episode: int) -> list[np.random.Generator
         if seed not in sequences:
             sequences[seed] = np.random.SeedSequence(_brain_entropy(seed, episode))
     return [np.random.Generator(np.random.PCG64(sequences[int(seed)])) for seed in base_seeds]
+
+
+def observation_noise_rng(env_seed: int) -> np.random.Generator:
+    """The generator of the observation noise of an episode reset with ``env_seed``: a function
+    of that seed alone, so every handler, worker and replay draws the same noise for it."""
+    sequence = np.random.SeedSequence(int(env_seed), spawn_key=(OBS_NOISE_SPAWN_KEY,))
+    return np.random.default_rng(sequence)
