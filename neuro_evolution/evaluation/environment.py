@@ -37,6 +37,7 @@ from neuro_evolution.config.schema import (
     did_you_mean,
     option,
 )
+from neuro_evolution.evaluation.history import history_free
 from neuro_evolution.evaluation.wrappers import WrapperConfig, check_arguments
 from neuro_evolution.support.console import quiet_mujoco
 from neuro_evolution.support.frozen import FrozenDict
@@ -150,7 +151,8 @@ class EnvironmentConfig(ConfigBase):
         return creator
 
     def make(self, render_mode: str | None = None) -> gym.Env:
-        """A new env instance, wrapped (the passive env checker is off: it costs every step)."""
+        """A new env instance, history-free (:mod:`.history`) and wrapped (the passive env
+        checker is off: it costs every step)."""
         if self.backend != "gymnasium":
             if render_mode is not None:
                 raise ConfigError(
@@ -170,6 +172,7 @@ class EnvironmentConfig(ConfigBase):
             if _uses_mujoco(self.id):
                 quiet_mujoco()
             env = gym.make(self.id, disable_env_checker=True, **kwargs)
+        env = history_free(env)
         for index, wrapper in enumerate(self.wrappers):
             env = wrapper.apply(env, f"{PATH}.wrappers[{index}]")
         return env
