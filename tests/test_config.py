@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from conftest import small_config
 
-from neuro_evolution.brains.base import BRAINS
+from neuro_evolution.brains.registry import BRAINS
 from neuro_evolution.config.schema import ConfigBase, ConfigError, parse_value
 from neuro_evolution.config.tree import (
     ExperimentConfig,
@@ -20,7 +20,7 @@ from neuro_evolution.config.tree import (
     load_config,
     parse_config,
 )
-from neuro_evolution.optimizers.base import OPTIMIZERS
+from neuro_evolution.optimizers.registry import OPTIMIZERS
 
 
 def error_of(data: dict) -> str:

@@ -14,7 +14,7 @@ from conftest import small_config
 from neuro_evolution import replay, train
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.evaluation.handlers import make_handler
-from neuro_evolution.evaluation.handlers.options import handler_names
+from neuro_evolution.evaluation.handlers.registry import handler_names
 from neuro_evolution.run.experiment import Experiment
 
 

@@ -38,3 +38,18 @@ def test_importing_the_package_loads_no_component_and_no_optional_stack() -> Non
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert loaded == "['neuro_evolution.support', 'neuro_evolution.support.console']"
+
+
+def test_the_registration_functions_register_into_their_registries() -> None:
+    """A user's brain type, optimizer or handler registers through the front door."""
+    from neuro_evolution.brains.registry import BRAINS
+    from neuro_evolution.evaluation.handlers.registry import HANDLERS
+    from neuro_evolution.optimizers.registry import OPTIMIZERS
+
+    registries = {
+        "register_brain": BRAINS,
+        "register_optimizer": OPTIMIZERS,
+        "register_handler": HANDLERS,
+    }
+    for name, registry in registries.items():
+        assert getattr(neuro_evolution, name).__self__ is registry

@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 from distributed import Client
 
-from neuro_evolution.brains.base import BrainTemplate, parse_brain_config
+from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.brains.registry import parse_brain_config
 from neuro_evolution.config.schema import parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec

@@ -16,10 +16,9 @@ from neuro_evolution.evaluation.handlers.options import (
     EvaluationConfig,
     StartMethod,
     evaluation_config,
-    handler_names,
     option_path,
-    register_handler,
 )
+from neuro_evolution.evaluation.handlers.registry import handler_names, register_handler
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.support.errors import ConfigError
 from neuro_evolution.train import build_parser

@@ -20,12 +20,12 @@ from test_brain_references import (  # noqa: E402
 )
 
 from neuro_evolution.brains import make_template  # noqa: E402
-from neuro_evolution.brains.base import parse_brain_config  # noqa: E402
 from neuro_evolution.brains.jax_brains import (  # noqa: E402
     decode_actions,
     encode_inputs,
     jax_brain,
 )
+from neuro_evolution.brains.registry import parse_brain_config  # noqa: E402
 from neuro_evolution.support.errors import ConfigError  # noqa: E402
 
 STEPS = 500

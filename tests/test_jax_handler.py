@@ -22,7 +22,7 @@ from test_resume import assert_identical, start_train, wait_until_stopped  # noq
 
 from neuro_evolution import train  # noqa: E402
 from neuro_evolution.brains import make_template  # noqa: E402
-from neuro_evolution.brains.base import parse_brain_config  # noqa: E402
+from neuro_evolution.brains.registry import parse_brain_config  # noqa: E402
 from neuro_evolution.config.schema import ConfigError, parse  # noqa: E402
 from neuro_evolution.config.tree import parse_config  # noqa: E402
 from neuro_evolution.evaluation.environment import EnvironmentConfig  # noqa: E402

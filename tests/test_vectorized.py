@@ -8,12 +8,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from neuro_evolution.brains.base import (
-    BrainTemplate,
-    brain_types,
-    parse_brain_config,
-)
+from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.brains.ffnn import FFNNTemplate
+from neuro_evolution.brains.registry import brain_types, parse_brain_config
 from neuro_evolution.config.schema import parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec

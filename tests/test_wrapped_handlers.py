@@ -15,7 +15,7 @@ from conftest import small_config
 from test_environments import WRAPPED_BLACKJACK, line_target_config, without_time
 from test_handler_dask import Setup
 
-from neuro_evolution.brains.base import parse_brain_config
+from neuro_evolution.brains.registry import parse_brain_config
 from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec

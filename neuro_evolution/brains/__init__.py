@@ -1,6 +1,30 @@
-"""Brain types. Importing this package registers the built-in ones (CTRNN, FFNN, LSTM)."""
+"""Brain types: the interface (:mod:`.base`) and the types by name (:mod:`.registry`).
 
-from neuro_evolution.brains import base, ctrnn, ffnn, lstm  # noqa: F401
-from neuro_evolution.brains.base import *  # noqa: F403 (the public names of base.py)
+The built-in types (CTRNN, FFNN, LSTM) are imported when their name is first looked up.
+"""
 
-__all__ = base.__all__
+from neuro_evolution.brains.base import (
+    BatchBrain,
+    Brain,
+    BrainConfig,
+    BrainTemplate,
+    make_template,
+)
+from neuro_evolution.brains.registry import (
+    brain_types,
+    get_brain_type,
+    parse_brain_config,
+    register_brain,
+)
+
+__all__ = [
+    "BatchBrain",
+    "Brain",
+    "BrainConfig",
+    "BrainTemplate",
+    "brain_types",
+    "get_brain_type",
+    "make_template",
+    "parse_brain_config",
+    "register_brain",
+]

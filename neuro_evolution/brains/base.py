@@ -1,6 +1,7 @@
 """The brain interface: a read-only BrainTemplate builds concrete Brains from genomes.
 
-A brain type is three classes registered under one name with :func:`register_brain`:
+A brain type is three classes registered under one name with
+:func:`~neuro_evolution.brains.registry.register_brain`:
 
 - a config class (a :func:`~neuro_evolution.config.schema.config_class` subclassing
   :class:`BrainConfig`) holding the options of the ``brain`` config section;
@@ -25,9 +26,13 @@ from typing import Any, TypeVar
 import gymnasium as gym
 import numpy as np
 
+from neuro_evolution.brains.registry import (
+    brain_type_name,
+    get_brain_type,
+    parse_brain_config,
+)
 from neuro_evolution.brains.spaces import SpaceAdapter
-from neuro_evolution.config.registry import Registry
-from neuro_evolution.config.schema import ConfigBase, to_dict
+from neuro_evolution.config.schema import ConfigBase, register_polymorphic, to_dict
 from neuro_evolution.support.frozen import FrozenABCMeta, ReadOnlyRecord
 
 StateDict = dict[str, "np.ndarray | int | float | str | bool"]
@@ -42,6 +47,9 @@ class BrainConfig(ConfigBase):
     def type_name(self) -> str:
         """The registered name of this config's brain type."""
         return brain_type_name(type(self))
+
+
+register_polymorphic(BrainConfig, parse_brain_config)  # a ``brain`` section picks its class
 
 
 class Brain(metaclass=FrozenABCMeta):
@@ -193,19 +201,6 @@ def _unflatten(cls: type, prefix: str, state: typing.Mapping[str, Any]) -> Any:
     return cls(**values)
 
 
-# --- registry ---------------------------------------------------------------------------------
-def _load_builtin_brains() -> None:
-    import neuro_evolution.brains  # noqa: F401  (registers CTRNN, FFNN, LSTM)
-
-
-BRAINS: Registry[BrainTemplate] = Registry("brain", BrainConfig, _load_builtin_brains)
-register_brain = BRAINS.register
-brain_types = BRAINS.names
-get_brain_type = BRAINS.get
-brain_type_name = BRAINS.name_of
-parse_brain_config = BRAINS.parse_config
-
-
 def make_template(
     config: BrainConfig,
     observation_space: gym.Space,
@@ -217,14 +212,4 @@ def make_template(
     return template_cls.from_config(config, observation_space, action_space, rng)
 
 
-__all__ = [
-    "BatchBrain",
-    "Brain",
-    "BrainConfig",
-    "BrainTemplate",
-    "brain_types",
-    "get_brain_type",
-    "make_template",
-    "parse_brain_config",
-    "register_brain",
-]
+__all__ = ["BatchBrain", "Brain", "BrainConfig", "BrainTemplate", "make_template"]

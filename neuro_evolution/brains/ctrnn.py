@@ -42,7 +42,7 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.activations import ACTIVATIONS, RowSelection, as_is
-from neuro_evolution.brains.base import BRAINS, BatchBrain, Brain, BrainConfig, BrainTemplate
+from neuro_evolution.brains.base import BatchBrain, Brain, BrainConfig, BrainTemplate
 from neuro_evolution.brains.masks import (
     MaskType,
     Section,
@@ -52,6 +52,7 @@ from neuro_evolution.brains.masks import (
     make_mask,
     merge_sections,
 )
+from neuro_evolution.brains.registry import BRAINS
 from neuro_evolution.brains.spaces import SpaceAdapter
 from neuro_evolution.config.schema import ConfigError, config_class, join, option
 from neuro_evolution.support.frozen import frozen_dataclass, readonly

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from neuro_evolution.brains.base import BRAINS
+from neuro_evolution.brains.registry import BRAINS
 from neuro_evolution.config.schema import field_docs
 from neuro_evolution.config.tree import CheckpointConfig, ExperimentConfig
 from neuro_evolution.evaluation.environment import EnvironmentConfig
@@ -16,7 +16,7 @@ from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
 from neuro_evolution.evaluation.handlers.options import EvaluationConfig
 from neuro_evolution.evaluation.wrappers import WrapperConfig
 from neuro_evolution.observers.options import MlflowConfig, TensorBoardConfig
-from neuro_evolution.optimizers.base import OPTIMIZERS
+from neuro_evolution.optimizers.registry import OPTIMIZERS
 
 
 def _table(cls: type) -> list[str]:

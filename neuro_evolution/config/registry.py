@@ -1,58 +1,88 @@
-"""Named registries of pluggable components (brain types, optimizers): config + implementation.
+"""Named registries of pluggable components: brain types, optimizers, handlers, observers.
 
-A config section such as ``{"type": "CTRNN", ...options}`` is parsed by the registry of the
-section's base config class; an unknown name gets a "did you mean" and the list of known names.
+One mechanism for every kind. A registry knows the names of its built-in components from a map
+of name -> module, so listing the names (``train --handler`` choices, a config error's "Known
+types") imports nothing; the module of a built-in is imported on the first :meth:`Registry.get`
+of its name and registers its class with the :meth:`Registry.register` decorator then. A user's
+component registers the same way at runtime (e.g. from a module in the config's ``imports``).
+
+A registry imports none of its components, so a kind's base module (its interface) can import
+its registry to look names up; the registry in turn types its classes loosely.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
-from neuro_evolution.config.schema import (
-    ConfigError,
-    did_you_mean,
-    join,
-    parse,
-    register_polymorphic,
-)
+from neuro_evolution.config.schema import ConfigError, did_you_mean, join, parse
 
 ImplT = TypeVar("ImplT")
+ClassT = TypeVar("ClassT", bound=type)
 
 
 class Registry(Generic[ImplT]):
-    """Maps a type name to (config class, implementation class) for one kind of component."""
+    """Maps a name to (config class or None, implementation class) for one kind of component.
 
-    def __init__(self, kind: str, config_base: type, load_builtins: Callable[[], None]):
+    ``what`` names one entry in messages ("brain type", "handler"), ``known`` the list of them
+    ("types", "handlers"). ``names()`` is sorted, or with ``builtins_first`` the built-in names
+    in the map's order followed by the others sorted.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        builtins: Mapping[str, str],
+        *,
+        what: str,
+        known: str,
+        builtins_first: bool = False,
+    ):
         self.kind = kind
-        self._entries: dict[str, tuple[type, type[ImplT]]] = {}
-        self._load_builtins = load_builtins
-        register_polymorphic(config_base, self.parse_config)
+        self.what = what
+        self.known = known
+        self.builtins: Mapping[str, str] = dict(builtins)
+        self.builtins_first = builtins_first
+        self._entries: dict[str, tuple[Any, type[ImplT]]] = {}
 
-    def register(self, name: str, config: type) -> Callable[[type[ImplT]], type[ImplT]]:
-        """Class decorator registering an implementation and its config class under ``name``."""
+    def register(self, name: str, config: type | None = None) -> Callable[[ClassT], ClassT]:
+        """Class decorator registering an implementation (and its config class) as ``name``.
 
-        def decorate(impl: type[ImplT]) -> type[ImplT]:
+        Registering the same class again is a no-op (a module imported twice, e.g. under two
+        names); a name taken by another class is a ValueError, and so is a built-in name from
+        any module but the built-in's own.
+        """
+
+        def decorate(impl: ClassT) -> ClassT:
+            builtin = self.builtins.get(name)
+            if builtin is not None and impl.__module__ != builtin:
+                _, known_impl = self.get(name)  # only the built-in's own module registers it
+                raise ValueError(f"{self.what} {name!r} is already registered by {known_impl!r}")
             known = self._entries.get(name)
             if known is not None and known[1].__qualname__ != impl.__qualname__:
-                raise ValueError(f"{self.kind} type {name!r} is already registered by {known[1]!r}")
+                raise ValueError(f"{self.what} {name!r} is already registered by {known[1]!r}")
             self._entries[name] = (config, impl)
             return impl
 
         return decorate
 
     def names(self) -> list[str]:
-        """Every registered name."""
-        self._load_builtins()
-        return sorted(self._entries)
+        """Every name: the built-in ones (none imported for this) and those registered since."""
+        if self.builtins_first:
+            return list(self.builtins) + sorted(set(self._entries) - set(self.builtins))
+        return sorted(set(self.builtins) | set(self._entries))
 
-    def get(self, name: str) -> tuple[type, type[ImplT]]:
-        """(config class, implementation) for ``name``; KeyError listing the known names."""
-        self._load_builtins()
+    def get(self, name: str) -> tuple[Any, type[ImplT]]:
+        """(config class, implementation) of ``name``, importing a built-in's module on first use;
+        a KeyError with a "did you mean" and the known names if there is none."""
+        if name not in self._entries and name in self.builtins:
+            self._load(name)
         if name not in self._entries:
+            names = self.names()
             raise KeyError(
-                f"unknown {self.kind} type {name!r}.{did_you_mean(name, self._entries)} "
-                f"Known types: {', '.join(sorted(self._entries))}"
+                f"unknown {self.what} {name!r}.{did_you_mean(name, names)} "
+                f"Known {self.known}: {', '.join(names)}"
             )
         return self._entries[name]
 
@@ -63,8 +93,16 @@ class Registry(Generic[ImplT]):
                 return name
         raise KeyError(f"{config_cls.__name__} is not a registered {self.kind} config")
 
+    def impl_name(self, impl: type) -> str | None:
+        """The name an implementation class is registered under, or None."""
+        for name, (_, registered) in self._entries.items():
+            if registered is impl:
+                return name
+        return None
+
     def parse_config(self, data: Any, path: str) -> Any:
-        """Parse a ``{"type": NAME, ...options}`` section into NAME's config class."""
+        """Parse a ``{"type": NAME, ...options}`` section into NAME's config class (a kind's base
+        module hands this to :func:`~neuro_evolution.config.schema.register_polymorphic`)."""
         if not isinstance(data, dict):
             raise ConfigError(path, f"must be an object with a 'type', got {data!r}")
         if "type" not in data:
@@ -74,3 +112,9 @@ class Registry(Generic[ImplT]):
         except KeyError as error:
             raise ConfigError(join(path, "type"), str(error.args[0])) from None
         return parse(config_cls, data, path, ignore=frozenset({"type"}))
+
+    def _load(self, name: str) -> None:
+        module = self.builtins[name]
+        importlib.import_module(module)
+        if name not in self._entries:
+            raise RuntimeError(f"{module} did not register the built-in {self.what} {name!r}")

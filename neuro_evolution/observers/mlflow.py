@@ -14,15 +14,12 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from neuro_evolution.config.schema import flatten, to_dict
-from neuro_evolution.observers import row_metrics
+from neuro_evolution.observers.base import ObservedRun, Observer, row_metrics
 from neuro_evolution.observers.options import MlflowConfig
+from neuro_evolution.observers.registry import register_observer
 from neuro_evolution.support.atomic import atomic_write_json
-
-if TYPE_CHECKING:
-    from neuro_evolution.run.experiment import Experiment
 
 STATE_FILE = "mlflow.json"
 SKIPPED = ("checkpoints",)  # large and internal: not uploaded
@@ -35,10 +32,11 @@ def default_tracking_uri() -> str:
     return (Path.cwd() / "mlruns").as_uri()
 
 
-class MlflowObserver:
+@register_observer("mlflow", config=MlflowConfig)
+class MlflowObserver(Observer):
     """Logs a run's params once, its rows per generation, and its files at the end."""
 
-    def __init__(self, section: MlflowConfig, run_dir: Path, experiment: Experiment) -> None:
+    def __init__(self, section: MlflowConfig, run_dir: Path, experiment: ObservedRun) -> None:
         from mlflow.entities import Param
         from mlflow.tracking import MlflowClient
 
@@ -69,7 +67,7 @@ class MlflowObserver:
         for first in range(0, len(params), BATCH):
             self.client.log_batch(self.run_id, params=params[first : first + BATCH])
 
-    def __call__(self, experiment: Experiment) -> None:
+    def __call__(self, experiment: ObservedRun) -> None:
         from mlflow.entities import Metric
 
         row = experiment.log[-1]
@@ -81,7 +79,7 @@ class MlflowObserver:
         self.client.log_batch(self.run_id, metrics=metrics)
         self.last_step = step
 
-    def close(self, experiment: Experiment) -> None:
+    def close(self, experiment: ObservedRun) -> None:
         """Upload the run directory's files; mark the run FINISHED (or KILLED when stopped)."""
         if self.section.artifacts:
             for path in sorted(self.run_dir.iterdir()):

@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from neuro_evolution.observers import row_metrics
+from neuro_evolution.observers.base import ObservedRun, Observer, row_metrics
 from neuro_evolution.observers.options import TensorBoardConfig
-
-if TYPE_CHECKING:
-    from neuro_evolution.run.experiment import Experiment
+from neuro_evolution.observers.registry import register_observer
 
 
-class TensorBoardObserver:
+@register_observer("tensorboard", config=TensorBoardConfig)
+class TensorBoardObserver(Observer):
     """Writes each generation's row into ``RUN_DIR/<directory>``."""
 
-    def __init__(self, section: TensorBoardConfig, run_dir: Path, generation: int) -> None:
+    def __init__(self, section: TensorBoardConfig, run_dir: Path, experiment: ObservedRun) -> None:
         from tensorboard.compat.proto.event_pb2 import Event, SessionLog
         from tensorboard.compat.proto.summary_pb2 import Summary
         from tensorboard.summary.writer.event_file_writer import EventFileWriter
@@ -33,9 +31,11 @@ class TensorBoardObserver:
         self.writer = EventFileWriter(str(folder), flush_secs=5)
         # readers drop earlier events with step >= generation: a resume redoes those
         start = SessionLog(status=SessionLog.START)
-        self.writer.add_event(Event(step=generation, wall_time=time.time(), session_log=start))
+        self.writer.add_event(
+            Event(step=experiment.generation, wall_time=time.time(), session_log=start)
+        )
 
-    def __call__(self, experiment: Experiment) -> None:
+    def __call__(self, experiment: ObservedRun) -> None:
         row = experiment.log[-1]
         values = [
             self._summary.Value(tag=key, simple_value=value)
@@ -47,7 +47,7 @@ class TensorBoardObserver:
         self.writer.add_event(event)
         self.writer.flush()
 
-    def close(self, experiment: Experiment) -> None:
+    def close(self, experiment: ObservedRun) -> None:
         self.writer.close()
 
 

@@ -1,10 +1,11 @@
-"""Evolution strategies behind one ask/tell interface (MU_ES, CMA_ES, PGPE, OPENAI_ES, SNES)."""
+"""Evolution strategies behind one ask/tell interface (MU_ES, CMA_ES, PGPE, OPENAI_ES, SNES).
 
-from neuro_evolution.optimizers.base import (
-    OPTIMIZERS,
-    Optimizer,
-    OptimizerConfig,
-    make_optimizer,
-)
+The interface is :mod:`.base`, the optimizers by name :mod:`.registry`, and making one from a
+config section :mod:`.factory`.
+"""
 
-__all__ = ["OPTIMIZERS", "Optimizer", "OptimizerConfig", "make_optimizer"]
+from neuro_evolution.optimizers.base import Optimizer, OptimizerConfig
+from neuro_evolution.optimizers.factory import make_optimizer
+from neuro_evolution.optimizers.registry import OPTIMIZERS, register_optimizer
+
+__all__ = ["OPTIMIZERS", "Optimizer", "OptimizerConfig", "make_optimizer", "register_optimizer"]

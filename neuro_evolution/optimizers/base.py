@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from neuro_evolution.config.registry import Registry
-from neuro_evolution.config.schema import ConfigBase
+from neuro_evolution.config.schema import ConfigBase, register_polymorphic
 from neuro_evolution.hall_of_fame import HallOfFame
+from neuro_evolution.optimizers.registry import OPTIMIZERS
 from neuro_evolution.support.frozen import FrozenABCMeta
 
 OptimizerState = dict[str, "np.ndarray | int | float | str | bool"]
@@ -29,6 +29,9 @@ class OptimizerConfig(ConfigBase):
     def type_name(self) -> str:
         """The registered name of this config's optimizer."""
         return OPTIMIZERS.name_of(type(self))
+
+
+register_polymorphic(OptimizerConfig, OPTIMIZERS.parse_config)  # ``optimizer`` picks its class
 
 
 class Optimizer(metaclass=FrozenABCMeta):
@@ -72,29 +75,3 @@ class Optimizer(metaclass=FrozenABCMeta):
     @abstractmethod
     def load_state(self, state: OptimizerState) -> None:
         """Continue exactly from a :meth:`state` snapshot."""
-
-
-def _load_builtin_optimizers() -> None:
-    import neuro_evolution.optimizers.cma_es  # noqa: F401
-    import neuro_evolution.optimizers.mu_plus_lambda  # noqa: F401
-    import neuro_evolution.optimizers.openai_es  # noqa: F401
-    import neuro_evolution.optimizers.pgpe  # noqa: F401
-    import neuro_evolution.optimizers.sep_cma_es  # noqa: F401
-    import neuro_evolution.optimizers.snes  # noqa: F401
-
-
-OPTIMIZERS: Registry[Optimizer] = Registry("optimizer", OptimizerConfig, _load_builtin_optimizers)
-
-
-def make_optimizer(config: OptimizerConfig, genome_size: int, seed: int) -> Optimizer:
-    """The optimizer of ``config``'s type for genomes of ``genome_size``.
-
-    A config whose memory (:meth:`Optimizer.state_bytes`) exceeds what the machine has
-    available is refused with a one-line ConfigError on ``optimizer.type`` before anything is
-    allocated (see :func:`neuro_evolution.optimizers.cost.check_memory`).
-    """
-    from neuro_evolution.optimizers.cost import check_memory
-
-    _, optimizer_cls = OPTIMIZERS.get(config.type_name())
-    check_memory(config, genome_size)
-    return optimizer_cls(config, genome_size, seed)

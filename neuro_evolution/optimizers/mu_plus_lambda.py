@@ -30,7 +30,8 @@ from deap import algorithms, base, tools
 
 from neuro_evolution.config.schema import ConfigError, config_class, join, option
 from neuro_evolution.hall_of_fame import HallOfFame
-from neuro_evolution.optimizers.base import OPTIMIZERS, Optimizer, OptimizerConfig, OptimizerState
+from neuro_evolution.optimizers.base import Optimizer, OptimizerConfig, OptimizerState
+from neuro_evolution.optimizers.registry import OPTIMIZERS
 from neuro_evolution.optimizers.rng import PythonRandomState, state_array, state_scalar
 from neuro_evolution.optimizers.shaping import FitnessShaping, checked_fitness, shape_fitness
 

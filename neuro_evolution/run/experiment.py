@@ -30,8 +30,9 @@ from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.normalization import ObservationScaler, ObservationStatistics
 from neuro_evolution.novelty import NoveltyArchive
 from neuro_evolution.observers import install_observers
-from neuro_evolution.optimizers.base import Optimizer, make_optimizer
+from neuro_evolution.optimizers.base import Optimizer
 from neuro_evolution.optimizers.cost import optimizer_cost_warning
+from neuro_evolution.optimizers.factory import make_optimizer
 from neuro_evolution.run.directory import Candidate, LogRow, RunDirectory
 from neuro_evolution.run.validation import ValidationScore
 from neuro_evolution.support.errors import PerformanceWarning

@@ -2,20 +2,16 @@
 
 All keep the ``batch_evaluate(genomes, seeds)`` signature of
 :class:`~neuro_evolution.evaluation.handlers.base.EvaluationHandler` and give identical results.
-Names, options and how a handler is made from them: :mod:`.options`.
+The handlers by name: :mod:`.registry`; their options: :mod:`.options`; making one from them:
+:mod:`.factory`.
 """
 
 from __future__ import annotations
 
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.evaluation.handlers.options import (
-    EvaluationConfig,
-    default_workers,
-    handler_from_config,
-    handler_names,
-    make_handler,
-    register_handler,
-)
+from neuro_evolution.evaluation.handlers.factory import handler_from_config, make_handler
+from neuro_evolution.evaluation.handlers.options import EvaluationConfig, default_workers
+from neuro_evolution.evaluation.handlers.registry import handler_names, register_handler
 
 __all__ = [
     "EvaluationConfig",

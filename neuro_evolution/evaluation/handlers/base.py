@@ -23,11 +23,8 @@ from neuro_evolution.evaluation.episode import (
     EvaluationResult,
     RunnerSpec,
 )
-from neuro_evolution.evaluation.handlers.options import (
-    EvaluationConfig,
-    option_path,
-    registered_name,
-)
+from neuro_evolution.evaluation.handlers.options import EvaluationConfig, option_path
+from neuro_evolution.evaluation.handlers.registry import registered_name
 from neuro_evolution.support.errors import ConfigError
 from neuro_evolution.support.frozen import FrozenABCMeta
 from neuro_evolution.support.signals import signals_handled_by

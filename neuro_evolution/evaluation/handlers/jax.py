@@ -31,8 +31,8 @@ from neuro_evolution.evaluation.handlers.base import EvaluationHandler, check_ba
 from neuro_evolution.evaluation.handlers.options import (
     EvaluationConfig,
     option_path,
-    register_handler,
 )
+from neuro_evolution.evaluation.handlers.registry import register_handler
 from neuro_evolution.support.errors import ConfigError
 from neuro_evolution.support.seeds import episode_seeds
 

@@ -53,8 +53,8 @@ from neuro_evolution.evaluation.handlers.options import (
     START_METHODS,
     EvaluationConfig,
     option_path,
-    register_handler,
 )
+from neuro_evolution.evaluation.handlers.registry import register_handler
 from neuro_evolution.support.console import info
 from neuro_evolution.support.errors import ConfigError
 

@@ -1,9 +1,7 @@
-"""The one source of evaluation options: the handler registry and the ``evaluation`` section.
+"""The one source of evaluation options: the ``evaluation`` section.
 
-A handler class registers itself by name (``@register_handler("mp")``) and makes itself from the
-validated section (``from_config``), so the config, the command line (``train --handler``) and
-:func:`handler_from_config` all read the names from here. Built-in handlers are imported only
-when one is asked for (Dask is heavy), yet their names are known at once.
+Its ``handler`` is a name of :mod:`~neuro_evolution.evaluation.handlers.registry`; a handler
+class makes itself from the validated section (``from_config``).
 
 What a config file alone decides is validated when the section is parsed; what depends on the
 machine (is this start method available, does the scheduler file exist) is checked when the
@@ -13,10 +11,8 @@ handler is made, and those errors name the field through :func:`option_path` too
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal
 
 from neuro_evolution.config.schema import (
     ConfigBase,
@@ -26,62 +22,12 @@ from neuro_evolution.config.schema import (
     option,
     parse,
 )
+from neuro_evolution.evaluation.handlers.registry import handler_names
 from neuro_evolution.support.errors import ConfigError
-
-if TYPE_CHECKING:
-    from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 
 SECTION = "evaluation"  # the ExperimentConfig field holding EvaluationConfig (a test holds it)
 START_METHODS = ("fork", "forkserver", "spawn")
 StartMethod = Literal["fork", "forkserver", "spawn"]
-
-_BUILTIN_MODULES = {
-    "sequential": "neuro_evolution.evaluation.handlers.sequential",
-    "mp": "neuro_evolution.evaluation.handlers.multiprocessing",
-    "dask": "neuro_evolution.evaluation.handlers.dask",
-    "vectorized": "neuro_evolution.evaluation.handlers.vectorized",
-    "jax": "neuro_evolution.evaluation.handlers.jax",
-}
-_HANDLERS: dict[str, type[EvaluationHandler]] = {}
-HandlerT = TypeVar("HandlerT", bound="type[EvaluationHandler]")
-
-
-def register_handler(name: str) -> Callable[[HandlerT], HandlerT]:
-    """Class decorator registering an evaluation handler under ``name``."""
-
-    def decorate(cls: HandlerT) -> HandlerT:
-        known = _HANDLERS.get(name)
-        if known is not None and known.__qualname__ != cls.__qualname__:
-            raise ValueError(f"handler {name!r} is already registered by {known!r}")
-        _HANDLERS[name] = cls
-        return cls
-
-    return decorate
-
-
-def handler_names() -> list[str]:
-    """Every handler name: the built-in ones and those registered since (in that order)."""
-    return list(_BUILTIN_MODULES) + sorted(set(_HANDLERS) - set(_BUILTIN_MODULES))
-
-
-def registered_name(cls: type) -> str:
-    """The name ``cls`` is registered under (its class name when it is not registered)."""
-    for name, known in _HANDLERS.items():
-        if known is cls:
-            return name
-    return cls.__name__
-
-
-def handler_class(name: str) -> type[EvaluationHandler]:
-    """The class registered as ``name`` (a built-in one is imported now); KeyError if unknown."""
-    if name not in _HANDLERS and name in _BUILTIN_MODULES:
-        importlib.import_module(_BUILTIN_MODULES[name])
-    if name not in _HANDLERS:
-        raise KeyError(
-            f"unknown handler {name!r}.{did_you_mean(name, handler_names())} "
-            f"Known handlers: {', '.join(handler_names())}"
-        )
-    return _HANDLERS[name]
 
 
 def option_path(name: str) -> str:
@@ -153,14 +99,3 @@ class EvaluationConfig(ConfigBase):
 def evaluation_config(handler: str, **options: Any) -> EvaluationConfig:
     """A validated section from keyword options, e.g. ``evaluation_config("mp", workers=2)``."""
     return parse(EvaluationConfig, {"handler": handler, **options}, SECTION)
-
-
-def handler_from_config(section: EvaluationConfig) -> EvaluationHandler:
-    """The handler the section names, made from the section's options."""
-    return handler_class(section.handler).from_config(section)
-
-
-def make_handler(handler: str, **options: Any) -> EvaluationHandler:
-    """The handler called ``handler`` with ``options`` (fields of ``evaluation``; workers=0:
-    one per core), validated like the config section."""
-    return handler_from_config(evaluation_config(handler, **options))

@@ -12,7 +12,7 @@ from neuro_evolution.evaluation.episode import (
     RunnerSpec,
 )
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState
-from neuro_evolution.evaluation.handlers.options import register_handler
+from neuro_evolution.evaluation.handlers.registry import register_handler
 
 
 @register_handler("sequential")

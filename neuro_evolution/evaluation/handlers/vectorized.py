@@ -32,7 +32,7 @@ from neuro_evolution.evaluation.episode import (
     RunnerSpec,
 )
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState, check_batch
-from neuro_evolution.evaluation.handlers.options import register_handler
+from neuro_evolution.evaluation.handlers.registry import register_handler
 from neuro_evolution.evaluation.vector_env import (
     LockstepEnv,
     NativeAdapter,

@@ -1,0 +1,19 @@
+"""Making an optimizer from its config section, after checking that its memory fits."""
+
+from __future__ import annotations
+
+from neuro_evolution.optimizers.base import Optimizer, OptimizerConfig
+from neuro_evolution.optimizers.cost import check_memory
+from neuro_evolution.optimizers.registry import OPTIMIZERS
+
+
+def make_optimizer(config: OptimizerConfig, genome_size: int, seed: int) -> Optimizer:
+    """The optimizer of ``config``'s type for genomes of ``genome_size``.
+
+    A config whose memory (:meth:`Optimizer.state_bytes`) exceeds what the machine has
+    available is refused with a one-line ConfigError on ``optimizer.type`` before anything is
+    allocated (see :func:`neuro_evolution.optimizers.cost.check_memory`).
+    """
+    _, optimizer_cls = OPTIMIZERS.get(config.type_name())
+    check_memory(config, genome_size)
+    return optimizer_cls(config, genome_size, seed)
