@@ -63,6 +63,7 @@ __all__ = [
     "parse_config",
     "register_brain",
     "register_handler",
+    "register_optimizer",
     "resume_experiment",
 ]
 
