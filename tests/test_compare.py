@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import small_config
+from helpers import small_config
 
 from neuro_evolution import compare
 from neuro_evolution.run.directory import read_log

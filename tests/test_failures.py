@@ -21,10 +21,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import small_config
 from fault_injection import command
-from test_handler_dask import external_dask_cluster
-from test_resume import assert_identical, run_straight, wait_until_stopped
+from helpers import (
+    assert_identical,
+    external_dask_cluster,
+    run_straight,
+    small_config,
+    wait_until_stopped,
+)
 
 from neuro_evolution import train
 from neuro_evolution.cli import EXIT_FAILED

@@ -13,12 +13,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import require
+from helpers import assert_identical, require, small_config, start_train, wait_until_stopped
 
-jax = require("jax")
-require("gymnax")
-from conftest import small_config  # noqa: E402
-from test_resume import assert_identical, start_train, wait_until_stopped  # noqa: E402
+require("jax")
+import jax  # noqa: E402
 
 from neuro_evolution import train  # noqa: E402
 from neuro_evolution.brains import make_template  # noqa: E402

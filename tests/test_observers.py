@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import require, small_config
 from fault_injection import command
+from helpers import require, small_config
 
 from neuro_evolution import train
 from neuro_evolution.observers import options

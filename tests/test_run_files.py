@@ -22,7 +22,7 @@ import zlib
 from pathlib import Path
 
 import numpy as np
-from conftest import small_config
+from helpers import small_config
 
 from neuro_evolution import train
 from neuro_evolution.run.plots import fitness_figure

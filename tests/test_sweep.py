@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import small_config
+from helpers import small_config
 
 from neuro_evolution import replay, train
 from neuro_evolution.run.directory import read_log

@@ -11,9 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import small_config
-from test_environments import WRAPPED_BLACKJACK, line_target_config, without_time
-from test_handler_dask import Setup
+from helpers import WRAPPED_BLACKJACK, Setup, line_target_config, small_config, without_time
 
 from neuro_evolution.brains.base import parse_brain_config
 from neuro_evolution.config.schema import ConfigError

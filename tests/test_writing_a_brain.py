@@ -13,7 +13,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import small_config
+from helpers import small_config
 
 from neuro_evolution.brains import BrainTemplate, brain_types, make_template
 from neuro_evolution.brains.base import parse_brain_config
