@@ -103,6 +103,7 @@ CONVERGENCE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["CMA_ES", "SEP_CMA_ES"])
 @pytest.mark.parametrize("case", CONVERGENCE)
 def test_generations_to_target_match_pycma_within_a_third(name: str, case: str) -> None:
@@ -120,6 +121,7 @@ def test_generations_to_target_match_pycma_within_a_third(name: str, case: str) 
     assert ref_median / 1.34 <= ours_median <= ref_median * 1.34, (ours_runs, ref_runs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["CMA_ES", "SEP_CMA_ES"])
 def test_rastrigin_final_value_matches_pycma_within_one_local_minimum(name: str) -> None:
     """5-D Rastrigin, population 40, 300 generations, 8 seeds: our median best value is at most

@@ -53,6 +53,7 @@ def test_sequential_and_vectorized_lines_after_start(small_cartpole):
             experiment.close()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_resuming_a_box2d_run_prints_no_third_party_warnings(tmp_path):
     """Box2D's SWIG bindings warn three times on import (``builtin type SwigPyPacked has no
@@ -75,6 +76,7 @@ def test_resuming_a_box2d_run_prints_no_third_party_warnings(tmp_path):
         assert resumed.stderr == "", resumed.stderr
 
 
+@pytest.mark.slow
 def test_replay_says_where_videos_went_and_counts_episodes_in_words(tmp_path, capsys):
     """``replay --video`` names the folder and the number of files; "over 1 episode"."""
     require("video")

@@ -21,6 +21,8 @@ from neuro_evolution.evaluation.handlers.base import WorkerState
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
 from neuro_evolution.support.frozen import FrozenDict
 
+pytestmark = pytest.mark.slow  # real clusters, lost workers and schedulers
+
 
 def worker_pids(client: Client) -> dict[str, int]:
     """Worker address -> pid of the worker process (the nanny's child)."""

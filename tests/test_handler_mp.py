@@ -68,6 +68,7 @@ def test_worker_setup_error_surfaces_at_start() -> None:
         handler.close()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("start_method", ["fork", "forkserver", "spawn"])
 def test_killed_worker_is_replaced_and_its_chunk_recomputed_identically(start_method, capsys):

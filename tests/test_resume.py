@@ -21,6 +21,8 @@ from helpers import assert_identical, run_straight, small_config, start_train, w
 from neuro_evolution import train
 from neuro_evolution.run.directory import read_log
 
+pytestmark = pytest.mark.slow  # every test interrupts real train processes
+
 OPTIMIZERS = {
     "MU_ES": {"type": "MU_ES", "mu": 4, "lambda_": 8},
     "CMA_ES": {"type": "CMA_ES", "population_size": 8, "sigma": 0.5},

@@ -1,6 +1,7 @@
 """The test suite's own rules: test modules share code through helpers.py only (never by importing
 another test module or conftest, which holds fixtures and hooks), and one guard, helpers.require,
-decides whether a test needing an optional extra runs: it skips only what is not installed.
+decides whether a test needing an optional extra runs: it skips only what is not installed; every
+mark a test carries is registered, so ``-m "not slow"`` selects what it says.
 
 The layout is read from the source with ``ast`` (nothing is imported); every import counts, also
 one inside a function.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import sys
+import tomllib
 from pathlib import Path
 
 import helpers
@@ -18,6 +20,7 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 # Support modules test modules may import (besides helpers.py): none of them imports a test module.
 SUPPORT = {"helpers", "brain_references", "fault_injection", "examples"}
+BUILT_IN_MARKS = {"parametrize", "skip", "skipif", "xfail", "usefixtures", "filterwarnings"}
 
 
 def suite_files() -> list[Path]:
@@ -68,6 +71,24 @@ def test_support_modules_are_the_named_ones() -> None:
     }
     others = {name for name in names if not name.startswith("test_")} - {"conftest"}
     assert others == SUPPORT
+
+
+def test_every_mark_is_built_in_or_registered() -> None:
+    """``pytest.mark.NAME`` names a built-in mark or one of pyproject.toml's ``markers`` (what
+    ``--strict-markers`` checks; pytest 9.0-9.2 ignore that option when it comes from addopts,
+    pytest-dev/pytest#14442), so a misspelt ``slow`` cannot put a test in the fast loop."""
+    pyproject = tomllib.loads((TESTS.parent / "pyproject.toml").read_text())
+    lines = pyproject["tool"]["pytest"]["ini_options"]["markers"]
+    registered = {line.split(":")[0].split("(")[0].strip() for line in lines}
+    unknown = [
+        f"{path.relative_to(TESTS)}:{node.lineno} pytest.mark.{node.attr}"
+        for path in suite_files()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute)
+        and ast.unparse(node.value) == "pytest.mark"
+        and node.attr not in BUILT_IN_MARKS | registered
+    ]
+    assert not unknown, unknown
 
 
 def test_conftest_holds_only_fixtures_and_hooks() -> None:

@@ -48,6 +48,7 @@ def test_train_writes_a_complete_run_directory_and_replay_reads_it(tmp_path, cap
     assert "mean return" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_replay_records_videos(tmp_path):
     """replay --video writes one MP4 per episode (rgb_array rendering, no display needed)."""
     require("video")

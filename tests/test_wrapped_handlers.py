@@ -140,6 +140,7 @@ def test_cartpole_with_a_reward_offset_leaves_the_native_vector_env() -> None:
         handler.start(setup.template, setup.spec)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("way", ["imports", "module_id", "entry_point"])
 @pytest.mark.parametrize("case", ["mp-spawn", "mp-forkserver", "dask-fresh"])
 def test_custom_env_is_made_by_workers_that_never_imported_it(way: str, case: str) -> None:

@@ -130,6 +130,7 @@ def test_unknown_brain_type_names_get_a_did_you_mean() -> None:
         parse_config(small_config(imports=["no_such_brains"]))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_the_shared_brain_checks_run_on_an_external_brain_module(tmp_path: Path) -> None:
     """What the guide says works: a brain module outside the package, on PYTHONPATH, named in
