@@ -25,8 +25,10 @@ from fault_injection import command
 from neuro_evolution import train
 from neuro_evolution.brains.base import BrainTemplate, parse_brain_config
 from neuro_evolution.config.schema import parse
+from neuro_evolution.config.tree import parse_config
 from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
+from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, EvaluationResult, RunnerSpec
+from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.wrappers import REWARD_OFFSET
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.run.experiment import template_for_env
@@ -77,6 +79,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "jax": ("jax", "gymnax"),
     "brax": ("brax",),
     "cma": ("cma",),
+    "popgym": ("popgym",),
 }
 INSTALLED_BY = {"cma": "test"}  # the pyproject.toml extra that installs a test-only package
 
@@ -204,6 +207,32 @@ def make_setup(env_id: str = "CartPole-v1", count: int = 36, max_steps: int = 20
     template = template_for_env(environment, brain, np.random.default_rng(3))
     genomes = np.random.default_rng(11).normal(size=(count, template.genome_size))
     return Setup(template, spec, genomes, generation_seeds(5, 2, count, shared=False))
+
+
+def config_setup(data: dict[str, Any], count: int = 24) -> Setup:
+    """Template, RunnerSpec (with the config's imports) and random genomes for a config."""
+    config = parse_config(data)
+    spec = RunnerSpec(
+        environment=config.environment,
+        episode_runner=config.episode_runner,
+        imports=config.imports,
+    )
+    brain = parse_brain_config({"type": "FFNN", "hidden_layers": [4]}, "brain")
+    template = template_for_env(config.environment, brain, np.random.default_rng(3))
+    genomes = np.random.default_rng(11).normal(size=(count, template.genome_size))
+    return Setup(template, spec, genomes, generation_seeds(5, 2, count, shared=False))
+
+
+def as_tuples(results: list[EvaluationResult]) -> list[tuple]:
+    """What handlers must agree on, per genome: fitness, steps, terminated, truncated."""
+    return [(r.fitness, r.steps, r.terminated, r.truncated) for r in results]
+
+
+def sequential_results(setup: Setup) -> list[tuple]:
+    """The reference: ``setup``'s generation evaluated in process by the sequential handler."""
+    with SequentialHandler() as sequential:
+        sequential.start(setup.template, setup.spec)
+        return as_tuples(sequential.batch_evaluate(setup.genomes, setup.seeds))
 
 
 class ExternalCluster(NamedTuple):
