@@ -8,6 +8,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from brain_references import REFERENCES, reference_logarithmic_mask
+from helpers import ACTION_SPACE, CTRNN_CASES, OBSERVATION_SPACE, random_ctrnn_cases
 
 from neuro_evolution.brains import brain_types, get_brain_type, make_template
 from neuro_evolution.brains.masks import logarithmic_mask, make_mask
@@ -15,60 +16,6 @@ from neuro_evolution.brains.registry import parse_brain_config
 
 TOLERANCE = 1e-12
 STEPS = 300
-# bounded, half-bounded, unbounded and "too large to count as bounded" elements (normalize_input)
-OBSERVATION_SPACE = gym.spaces.Box(
-    low=np.array([-2.0, -1.0, -np.inf, 0.0, -3.0]),
-    high=np.array([2.0, 3.0, np.inf, 1e6, 5.0]),
-    dtype=np.float64,
-)
-ACTION_SPACE = gym.spaces.Box(-1.0, 1.0, (3,), dtype=np.float64)  # action == raw output
-
-NEGATIVE_DIAGONAL = "set_principle_diagonal_elements_of_W_negative"
-CTRNN_CASES: list[dict[str, Any]] = [
-    {},
-    {"neuron_activation": "relu", "use_bias": False, "clipping_range_min": -0.5},
-    {"neuron_activation_inplace": True, "optimize_y0": True, "delta_t": 0.2},
-    {"optimize_state_boundaries": "per_neuron", NEGATIVE_DIAGONAL: True},
-    {"optimize_state_boundaries": "global", "parameter_perturbations": 0.05},
-    {"v_mask": "random", "v_mask_param": 0.5, "w_mask": "random", "w_mask_param": 0.3,
-     "t_mask": "random", "t_mask_param": 0.7},
-    {"v_mask": "logarithmic", "v_mask_param": 2.0, "w_mask": "logarithmic", "w_mask_param": 1.5,
-     "t_mask": "logarithmic", "t_mask_param": 3.0},
-    {"v_mask": "learned", "v_mask_param": 30.0, "w_mask": "learned", "w_mask_param": 60.0,
-     "t_mask": "learned", "t_mask_param": 50.0, NEGATIVE_DIAGONAL: True},
-    {"normalize_input": True, "normalize_input_target": 2.0},
-    {"normalize_input": True, "use_bias": False, "v_mask": "random", "v_mask_param": 0.6},
-    {"w_mask": "random", "w_mask_param": 0.0, "t_mask": "random", "t_mask_param": 0.0},
-]  # fmt: skip
-
-CHOICES: dict[str, list[Any]] = {
-    "number_neurons": [1, 2, 5, 8],
-    "delta_t": [0.01, 0.05, 0.5],
-    "neuron_activation": ["tanh", "relu"],
-    "neuron_activation_inplace": [False, True],
-    "use_bias": [False, True],
-    "optimize_y0": [False, True],
-    "optimize_state_boundaries": ["per_neuron", "global", "fixed"],
-    NEGATIVE_DIAGONAL: [False, True],
-    "v_mask": ["dense", "random", "logarithmic", "learned"],
-    "w_mask": ["dense", "random", "logarithmic", "learned"],
-    "t_mask": ["dense", "random", "logarithmic", "learned"],
-    "normalize_input": [False, True],
-    "parameter_perturbations": [0.0, 0.1],
-}
-MASK_PARAMS = {"dense": 1.0, "random": 0.5, "logarithmic": 1.7, "learned": 45.0}
-
-
-def random_ctrnn_cases(count: int, seed: int) -> list[dict[str, Any]]:
-    """``count`` random option combinations (fixed seed, so the test ids are stable)."""
-    rng = np.random.default_rng(seed)
-    cases = []
-    for _ in range(count):
-        case = {name: values[rng.integers(len(values))] for name, values in CHOICES.items()}
-        for prefix in ("v", "w", "t"):
-            case[f"{prefix}_mask_param"] = MASK_PARAMS[case[f"{prefix}_mask"]]
-        cases.append(case)
-    return cases
 
 
 def compare(brain_type: str, options: dict[str, Any], observation_space: gym.Space, seed: int):

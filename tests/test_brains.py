@@ -10,7 +10,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from test_brain_references import CTRNN_CASES
+from helpers import CTRNN_CASES
 
 from neuro_evolution.brains import BrainTemplate, brain_types, make_template
 from neuro_evolution.brains.registry import parse_brain_config

@@ -12,11 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import cma
 import numpy as np
 import pytest
-from cma.more_algorithms import purecma
-from conftest import small_config
+from helpers import require, small_config
 
 from neuro_evolution import train
 from neuro_evolution.config.schema import ConfigError
@@ -69,6 +67,8 @@ def reference(name: str, f: Objective, n: int, seed: int, x0: float, sigma: floa
               target: float, budget: int, pop: int | None) -> tuple[int, float]:  # fmt: skip
     """The same for pycma: full covariance, or CMA_diagonal for SEP_CMA_ES; no active CMA
     (ours has non-negative weights) and no termination criteria."""
+    import cma  # the test-only extra: its callers require("cma") first
+
     options = {
         "seed": seed + 1,
         "verbose": -9,
@@ -103,11 +103,13 @@ CONVERGENCE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["CMA_ES", "SEP_CMA_ES"])
 @pytest.mark.parametrize("case", CONVERGENCE)
 def test_generations_to_target_match_pycma_within_a_third(name: str, case: str) -> None:
     """Median generations to reach the target over 5 seeds is within 1/3 of pycma's (full
     covariance for CMA_ES, CMA_diagonal for SEP_CMA_ES), and every seed reaches it."""
+    require("cma")
     f, n, x0, sigma, target, budget, pop = CONVERGENCE[case]
     if name == "SEP_CMA_ES" and case == "rosenbrock":
         target, budget = 1e-1, 3000  # a diagonal learns the curved valley slowly (pycma too)
@@ -119,10 +121,12 @@ def test_generations_to_target_match_pycma_within_a_third(name: str, case: str) 
     assert ref_median / 1.34 <= ours_median <= ref_median * 1.34, (ours_runs, ref_runs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["CMA_ES", "SEP_CMA_ES"])
 def test_rastrigin_final_value_matches_pycma_within_one_local_minimum(name: str) -> None:
     """5-D Rastrigin, population 40, 300 generations, 8 seeds: our median best value is at most
     1.5 above pycma's (local minima are ~1 apart) and far below the start (~94)."""
+    require("cma")
     runs = [ours(name, rastrigin, 5, s, 3.0, 2.0, 1e-8, 300, 40)[1] for s in range(8)]
     ref = [reference(name, rastrigin, 5, s, 3.0, 2.0, 1e-8, 300, 40)[1] for s in range(8)]
     assert np.median(runs) <= np.median(ref) + 1.5, (runs, ref)
@@ -133,6 +137,9 @@ def test_rastrigin_final_value_matches_pycma_within_one_local_minimum(name: str)
 def test_strategy_parameters_equal_purecma_defaults(n: int) -> None:
     """Population, mu, weights, mueff, cc, cs, c1 and cmu equal those of Hansen's purecma (the
     tutorial's Table 1 with non-negative weights) to the last bits."""
+    require("cma")
+    from cma.more_algorithms import purecma
+
     ref = purecma.CMAESParameters(n)
     ours_ = CmaParameters.for_genome(default_config("CMA_ES"), n)
     assert (ours_.population_size, ours_.mu) == (ref.lam, ref.mu)

@@ -9,7 +9,7 @@ import typing
 from typing import Any
 
 import pytest
-from conftest import small_config
+from helpers import small_config
 
 from neuro_evolution.brains.registry import BRAINS
 from neuro_evolution.config.schema import ConfigBase, ConfigError, parse_value

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import small_config
+from helpers import require, small_config
 
 from neuro_evolution import replay, train
 from neuro_evolution.config.tree import parse_config
@@ -53,10 +53,12 @@ def test_sequential_and_vectorized_lines_after_start(small_cartpole):
             experiment.close()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_resuming_a_box2d_run_prints_no_third_party_warnings(tmp_path):
     """Box2D's SWIG bindings warn three times on import (``builtin type SwigPyPacked has no
     __module__ attribute``); resuming a LunarLander run, even a finished one, prints none."""
+    require("box2d")
     data = small_config(
         environment={"id": "LunarLander-v3"},
         number_generations=1,
@@ -74,8 +76,10 @@ def test_resuming_a_box2d_run_prints_no_third_party_warnings(tmp_path):
         assert resumed.stderr == "", resumed.stderr
 
 
+@pytest.mark.slow
 def test_replay_says_where_videos_went_and_counts_episodes_in_words(tmp_path, capsys):
     """``replay --video`` names the folder and the number of files; "over 1 episode"."""
+    require("video")
     out = tmp_path / "run"
     Experiment(parse_config(small_config(number_generations=1)), run_dir=out).run()
     videos = tmp_path / "videos"

@@ -8,13 +8,13 @@ already ran other episodes, bit for bit.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from helpers import environment_extras, require
 
 from neuro_evolution.config.tree import load_config, parse_config
 from neuro_evolution.evaluation.environment import EnvironmentConfig
@@ -27,14 +27,6 @@ GYMNASIUM_CONFIGS = [
     for path in CONFIGS
     if json.loads(path.read_text())["environment"].get("backend", "gymnasium") == "gymnasium"
 ]
-EXTRA_MODULES = {"LunarLander": "Box2D", "BipedalWalker": "Box2D", "HalfCheetah": "mujoco"}
-
-
-def skip_without_extra(env_id: str) -> None:
-    """Skip when the env's optional simulator is not installed (and only then)."""
-    for prefix, module in EXTRA_MODULES.items():
-        if env_id.startswith(prefix) and importlib.util.find_spec(module) is None:
-            pytest.skip(f"{env_id} needs {module}, which is not installed")
 
 
 def actions(space, seed: int):
@@ -78,15 +70,16 @@ def assert_history_free(environment: EnvironmentConfig, steps: int = 1000) -> No
 
 @pytest.mark.parametrize("path", GYMNASIUM_CONFIGS, ids=[p.stem for p in GYMNASIUM_CONFIGS])
 def test_a_shipped_configs_env_plays_an_episode_the_same_after_other_episodes(path):
+    for extra in environment_extras(json.loads(path.read_text())["environment"]):
+        require(extra)
     environment = load_config(path).environment
-    skip_without_extra(str(environment.id))
     assert_history_free(environment)
 
 
 def test_bipedalwalker_carries_its_world_across_resets_without_the_fresh_world():
     """The audit can fail: Gymnasium's BipedalWalker alone (no fresh world) differs after
     other episodes -- the reason FreshBox2DWorld exists."""
-    skip_without_extra("BipedalWalker-v3")
+    require("box2d")
 
     def raw_env() -> gym.Env:
         return gym.make("BipedalWalker-v3", disable_env_checker=True)
@@ -120,7 +113,7 @@ def bipedal_config(handler: str) -> dict:
 def test_bipedalwalker_runs_on_two_mp_workers_log_exactly_what_sequential_logs(tmp_path):
     """Sequential plays all episodes in one env; two workers split them between two envs, so
     with env history the logs would differ."""
-    skip_without_extra("BipedalWalker-v3")
+    require("box2d")
     logs = {}
     for handler in ("sequential", "mp"):
         experiment = Experiment(parse_config(bipedal_config(handler)))

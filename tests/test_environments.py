@@ -13,7 +13,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import require, small_config, without_end_validation
+from helpers import (
+    WAYS,
+    WRAPPED_BLACKJACK,
+    line_target_config,
+    require,
+    small_config,
+    without_end_validation,
+    without_time,
+)
 
 from neuro_evolution import replay, train
 from neuro_evolution.config.schema import ConfigError
@@ -21,32 +29,6 @@ from neuro_evolution.config.tree import config_to_dict, parse_config
 from neuro_evolution.evaluation.wrappers import REWARD_OFFSET
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.run.experiment import Experiment
-
-WAYS: dict[str, dict[str, Any]] = {
-    "imports": {"imports": ["examples.line_target"], "environment": {"id": "LineTarget-v0"}},
-    "module_id": {"environment": {"id": "examples.line_target:LineTarget-v0"}},
-    "entry_point": {"environment": {"entry_point": "examples.line_target:LineTargetEnv"}},
-}
-WRAPPED_BLACKJACK = {
-    "id": "Blackjack-v1",
-    "wrappers": ["FlattenObservation", {"name": REWARD_OFFSET, "kwargs": {"offset": -0.25}}],
-}
-
-
-def line_target_config(way: str, **changes: Any) -> dict[str, Any]:
-    """A tiny experiment on the example env, named the way ``way``."""
-    data = small_config(
-        episode_runner={"number_fitness_runs": 2},
-        brain={"type": "FFNN", "hidden_layers": [3]},
-        **WAYS[way],
-    )
-    data["environment"]["kwargs"] = {"speed": 0.2, "max_steps": 25}
-    data.update(changes)
-    return data
-
-
-def without_time(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in row.items() if k != "wall_time"} for row in log]
 
 
 def test_custom_env_named_three_ways_trains_identically() -> None:

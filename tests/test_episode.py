@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import small_config
+from helpers import small_config
 
 from neuro_evolution.brains.base import make_template
 from neuro_evolution.config.tree import parse_config

@@ -21,10 +21,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import small_config
 from fault_injection import command
-from test_handler_dask import external_dask_cluster
-from test_resume import assert_identical, run_straight, wait_until_stopped
+from helpers import (
+    assert_identical,
+    external_dask_cluster,
+    run_straight,
+    small_config,
+    wait_until_stopped,
+)
 
 from neuro_evolution import train
 from neuro_evolution.cli import EXIT_FAILED
@@ -43,6 +47,7 @@ def config_file(tmp_path: Path, **evaluation: object) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
 def test_lost_scheduler_saves_the_completed_generations_and_resume_ends_identical(
@@ -110,6 +115,7 @@ def test_a_failure_before_any_completed_generation_says_nothing_to_resume(tmp_pa
     assert "RaisingCartPole" in (run_dir / "failure.txt").read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_killed_mp_worker_during_a_run_leaves_the_log_identical(tmp_path: Path) -> None:
     """A worker of the mp pool SIGKILLed after generation 2: the pool is replaced, the run
@@ -156,6 +162,7 @@ def silent_listener() -> Iterator[str]:
         server.close()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_while_connecting_stops_at_once_with_one_line(tmp_path: Path, signum: int) -> None:

@@ -1,111 +1,27 @@
-"""The Dask handler on a real LocalCluster and on a real `dask scheduler` + `dask worker` cluster.
-
-The helpers here (``make_setup``, ``external_dask_cluster``) are also used by
-``test_handlers_identical.py``.
-"""
+"""The Dask handler on a real LocalCluster and on a real `dask scheduler` + `dask worker`
+cluster, and what happens when a worker or the scheduler is lost."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
 
-import numpy as np
 import pytest
 from distributed import Client
+from helpers import ExternalCluster, alive, external_dask_cluster, make_setup
 
-from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.brains.registry import parse_brain_config
-from neuro_evolution.config.schema import parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
 from neuro_evolution.evaluation.handlers.base import WorkerState
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
-from neuro_evolution.run.experiment import template_for_env
 from neuro_evolution.support.frozen import FrozenDict
-from neuro_evolution.support.seeds import generation_seeds
 
-DASK = [sys.executable, "-m", "dask"]  # the `dask` command of this interpreter
-
-
-class Setup(NamedTuple):
-    """A template, a RunnerSpec and one generation of random genomes with their seeds."""
-
-    template: BrainTemplate
-    spec: RunnerSpec
-    genomes: np.ndarray
-    seeds: np.ndarray
-
-
-def make_setup(env_id: str = "CartPole-v1", count: int = 36, max_steps: int = 200) -> Setup:
-    """A small FFNN on ``env_id`` with ``count`` random genomes and per-individual seeds."""
-    environment = parse(EnvironmentConfig, {"id": env_id}, "environment")
-    runner = EpisodeRunnerConfig(number_fitness_runs=2, max_steps_per_run=max_steps)
-    spec = RunnerSpec(environment=environment, episode_runner=runner)
-    brain = parse_brain_config({"type": "FFNN", "hidden_layers": [6]}, "brain")
-    template = template_for_env(environment, brain, np.random.default_rng(3))
-    genomes = np.random.default_rng(11).normal(size=(count, template.genome_size))
-    return Setup(template, spec, genomes, generation_seeds(5, 2, count, shared=False))
-
-
-class ExternalCluster(NamedTuple):
-    """A running `dask scheduler` and its `dask worker` processes (each with a nanny)."""
-
-    address: str
-    scheduler_file: Path
-    processes: list[subprocess.Popen]
-
-
-@contextlib.contextmanager
-def external_dask_cluster(
-    tmp_path: Path, workers: int = 2, port: int = 0
-) -> Iterator[ExternalCluster]:
-    """Start `dask scheduler` (on ``port``; 0: a free one) and ``workers`` `dask worker`s on
-    127.0.0.1; kill them afterwards."""
-    scheduler_file = tmp_path / "scheduler.json"
-    logs = (tmp_path / "dask.log").open("w")
-    common = {"stdout": logs, "stderr": subprocess.STDOUT, "cwd": tmp_path}
-    processes = [
-        subprocess.Popen(
-            [*DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port)]
-            + ["--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(scheduler_file)],
-            **common,
-        )
-    ]
-    try:
-        deadline = time.monotonic() + 60
-        while not scheduler_file.exists() or not scheduler_file.read_text().strip():
-            if time.monotonic() > deadline or processes[0].poll() is not None:
-                raise RuntimeError(f"dask scheduler did not start; see {tmp_path / 'dask.log'}")
-            time.sleep(0.1)
-        address = json.loads(scheduler_file.read_text())["address"]
-        for index in range(workers):
-            processes.append(
-                subprocess.Popen(
-                    [*DASK, "worker", address, "--nthreads", "1", "--nworkers", "1"]
-                    + ["--host", "127.0.0.1", "--no-dashboard", "--name", f"ext-{index}"]
-                    + ["--local-directory", str(tmp_path)],
-                    **common,
-                )
-            )
-        with Client(address, set_as_default=False, timeout="30s") as client:
-            client.wait_for_workers(workers, timeout=90)
-        yield ExternalCluster(address, scheduler_file, processes)
-    finally:
-        for process in reversed(processes):
-            process.kill()
-        for process in processes:
-            process.wait(timeout=30)
-        logs.close()
+pytestmark = pytest.mark.slow  # real clusters, lost workers and schedulers
 
 
 def worker_pids(client: Client) -> dict[str, int]:
@@ -137,9 +53,9 @@ def test_local_cluster_describes_its_dashboard_and_closes_its_workers() -> None:
     finally:
         handler.close()
     deadline = time.monotonic() + 30
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(_alive(pid) for pid in pids)
+    assert not any(alive(pid) for pid in pids)
 
 
 def test_plugin_is_set_up_on_every_worker_and_removed_on_close(external: ExternalCluster) -> None:
@@ -276,15 +192,6 @@ def test_lost_scheduler_that_stays_away_fails_after_reconnect_seconds(tmp_path: 
         finally:
             timer.cancel()
             handler.close()
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` exists and is not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _free_port() -> int:

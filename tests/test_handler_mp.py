@@ -10,7 +10,7 @@ import threading
 import time
 
 import pytest
-from test_handler_dask import _alive, make_setup
+from helpers import alive, make_setup
 
 from neuro_evolution.config.schema import parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
@@ -51,7 +51,7 @@ def test_pool_lives_for_the_whole_run_and_close_leaves_no_processes() -> None:
         assert handler.worker_pids == pids
     finally:
         handler.close()
-    assert not any(_alive(pid) for pid in pids)
+    assert not any(alive(pid) for pid in pids)
 
 
 def test_worker_setup_error_surfaces_at_start() -> None:
@@ -68,6 +68,7 @@ def test_worker_setup_error_surfaces_at_start() -> None:
         handler.close()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("start_method", ["fork", "forkserver", "spawn"])
 def test_killed_worker_is_replaced_and_its_chunk_recomputed_identically(start_method, capsys):
@@ -106,7 +107,7 @@ def test_killed_worker_is_replaced_and_its_chunk_recomputed_identically(start_me
     finally:
         done.set()
         handler.close()
-    assert not any(_alive(pid) for pid in pids + new_pids)
+    assert not any(alive(pid) for pid in pids + new_pids)
 
 
 @pytest.mark.timeout(180)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_handler_dask import Setup, external_dask_cluster, make_setup
+from helpers import Setup, external_dask_cluster, make_setup
 
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.evaluation.episode import EvaluationResult

@@ -8,16 +8,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import require
+from helpers import ACTION_SPACE, CTRNN_CASES, OBSERVATION_SPACE, random_ctrnn_cases, require
 
-jax = require("jax")
+require("jax")
+import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
-from test_brain_references import (  # noqa: E402
-    ACTION_SPACE,
-    CTRNN_CASES,
-    OBSERVATION_SPACE,
-    random_ctrnn_cases,
-)
 
 from neuro_evolution.brains import make_template  # noqa: E402
 from neuro_evolution.brains.jax_brains import (  # noqa: E402

@@ -13,12 +13,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import require
+from helpers import assert_identical, require, small_config, start_train, wait_until_stopped
 
-jax = require("jax")
-require("gymnax")
-from conftest import small_config  # noqa: E402
-from test_resume import assert_identical, start_train, wait_until_stopped  # noqa: E402
+require("jax")
+import jax  # noqa: E402
 
 from neuro_evolution import train  # noqa: E402
 from neuro_evolution.brains import make_template  # noqa: E402
@@ -59,6 +57,7 @@ def template_for(spec: RunnerSpec, brain: dict[str, Any]):
     return make_template(config, env.observation_space, env.action_space, np.random.default_rng(1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("env_id", "brain", "cut_at", "ending"),
     [  # episodes end by termination / by the env's time limit / by max_steps_per_run
@@ -122,6 +121,7 @@ def jax_config(**changes: Any) -> dict[str, Any]:
     )
 
 
+@pytest.mark.slow
 def test_gymnax_cartpole_run_solves() -> None:
     """CMA-ES + CTRNN on gymnax CartPole reaches the validation target on the jax handler,
     compiling twice in the whole run (population and validation batch)."""
@@ -133,6 +133,7 @@ def test_gymnax_cartpole_run_solves() -> None:
     assert summary["handler_statistics"]["compilations"] == 2
 
 
+@pytest.mark.slow
 def test_jax_handler_resumes_exactly_after_sigkill(tmp_path: Path) -> None:
     """SIGKILL after generation 4 (checkpoint at 3), resume: identical to the straight run."""
     data = jax_config(
@@ -155,6 +156,7 @@ def test_jax_handler_resumes_exactly_after_sigkill(tmp_path: Path) -> None:
     assert_identical(run_dir, straight)
 
 
+@pytest.mark.slow
 def test_dask_workers_on_the_jax_path_give_the_jax_handlers_results() -> None:
     """``DaskHandler(vectorize="jax")``: each worker runs its chunk as a JAX program; the
     results are those of the in-process jax handler."""
@@ -231,6 +233,7 @@ def test_missing_jax_extra_is_one_line_and_exit_2(tmp_path: Path, case: str) -> 
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_brax_hopper_trains_on_the_jax_handler() -> None:
     """A Brax locomotion env (hopper, spring backend) runs generations and validation on the
     jax handler; its template sees Brax's observation and action sizes."""

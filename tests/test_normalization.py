@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import small_config
+from helpers import small_config
 
 from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.config.tree import parse_config

@@ -12,8 +12,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import small_config
-from test_wrapped_handlers import as_tuples, make_setup, sequential_results
+from helpers import as_tuples, config_setup, sequential_results, small_config
 
 from neuro_evolution import train
 from neuro_evolution.config.schema import ConfigError, parse
@@ -184,10 +183,10 @@ def test_cartpole_without_velocities_and_with_noise_is_identical_on_every_handle
         {"name": INDICES, "kwargs": {"drop": VELOCITIES}},
         {"name": NOISE, "kwargs": {"std": [0.05, 0.02]}},
     )
-    setup = make_setup(small_config(environment=partial))
+    setup = config_setup(small_config(environment=partial))
     reference = sequential_results(setup)
     assert setup.template.io.input_size == 2
-    without_noise = make_setup(small_config(environment=cartpole(partial["wrappers"][0])))
+    without_noise = config_setup(small_config(environment=cartpole(partial["wrappers"][0])))
     assert sequential_results(without_noise) != reference
     if case == "vectorized":
         handler: VectorizedHandler | MultiprocessingHandler = VectorizedHandler()

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import require, small_config
 from fault_injection import command
+from helpers import require, small_config
 
 from neuro_evolution import train
 from neuro_evolution.observers import options
@@ -92,6 +92,7 @@ def test_tensorboard_events_hold_every_row_and_change_no_result(tmp_path):
     assert without_wall_time(log) == without_wall_time(read_log(plain / "log.csv"))
 
 
+@pytest.mark.slow
 def test_killed_and_resumed_run_continues_its_tensorboard_and_mlflow_run_without_duplicates(
     tmp_path, monkeypatch
 ):

@@ -10,9 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import require, small_config
-from test_environments import without_time
-from test_wrapped_handlers import as_tuples, make_setup, sequential_results
+from helpers import (
+    as_tuples,
+    config_setup,
+    require,
+    sequential_results,
+    small_config,
+    without_time,
+)
 
 from neuro_evolution import train
 from neuro_evolution.config.tree import parse_config
@@ -73,7 +78,7 @@ INPUTS = {"Discrete": 4, "Tuple": 2 + 4, "MultiDiscrete": 2 + 2}  # one-hot bloc
 def test_popgym_results_are_identical_on_every_handler(space: str, case: str) -> None:
     """A Discrete observation (one-hot), a Tuple and a MultiDiscrete one (one-hot blocks by
     FlattenObservation): mp and vectorized (a SyncVectorEnv of POPGym envs) match sequential."""
-    setup = make_setup(popgym_config(ENVS[space]), count=12)
+    setup = config_setup(popgym_config(ENVS[space]), count=12)
     assert setup.template.io.input_size == INPUTS[space]
     reference = sequential_results(setup)
     assert len({fitness for fitness, *_ in reference}) > 2  # the genomes really differ

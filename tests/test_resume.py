@@ -11,19 +11,17 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import pytest
-from conftest import small_config, without_end_validation
-from fault_injection import CRASH_EXIT_CODE, command
+from fault_injection import CRASH_EXIT_CODE
+from helpers import assert_identical, run_straight, small_config, start_train, wait_until_stopped
 
 from neuro_evolution import train
 from neuro_evolution.run.directory import read_log
-from neuro_evolution.support.atomic import load_npz
+
+pytestmark = pytest.mark.slow  # every test interrupts real train processes
 
 OPTIMIZERS = {
     "MU_ES": {"type": "MU_ES", "mu": 4, "lambda_": 8},
@@ -43,81 +41,6 @@ def config_file(tmp_path: Path, optimizer: str = "MU_ES", every: int = 1) -> Pat
     path = tmp_path / f"{optimizer}-{every}.json"
     path.write_text(json.dumps(data))
     return path
-
-
-def start_train(
-    args: list[str],
-    cwd: Path,
-    new_session: bool = False,
-    pause_after: int | None = None,
-    crash: str | None = None,
-) -> subprocess.Popen:
-    """A real train process with a fault injected (see fault_injection.py), stdout/stderr
-    captured, optionally leading its own process group."""
-    return subprocess.Popen(
-        command(args, pause_after, crash),
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=new_session,
-    )
-
-
-def wait_until_stopped(process: subprocess.Popen, timeout: float = 120.0) -> None:
-    """Wait until ``process`` has stopped itself (SIGSTOP from the injected pause)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"train exited early: {process.communicate()}")
-        state = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        if state == "T":
-            return
-        time.sleep(0.02)
-    process.kill()
-    raise AssertionError("train did not reach the pause point")
-
-
-def run_straight(config: Path, out: Path) -> Path:
-    """The uninterrupted run (in process, through the same command line)."""
-    assert train.main([str(config), "--out", str(out), "--quiet"]) == 0
-    return out
-
-
-def final_state(run_dir: Path) -> dict[str, Any]:
-    """What must match: log without wall time, final optimizer state, hall of fame arrays."""
-    status = json.loads((run_dir / "training_status.json").read_text())
-    checkpoint = load_npz(run_dir / status["latest_checkpoint"])
-    meta = json.loads(str(checkpoint["meta"]))
-    optimizer = {k: v for k, v in checkpoint.items() if k.startswith("optimizer/")}
-    optimizer.update(meta["scalars"]["optimizer"])
-    return {
-        "generation": status["generation"],
-        "log": [
-            {k: v for k, v in row.items() if k != "wall_time"}
-            for row in read_log(run_dir / "log.csv")
-        ],
-        "optimizer": optimizer,
-        "hall_of_fame": load_npz(run_dir / "hall_of_fame.npz"),
-    }
-
-
-def assert_identical(resumed: Path, straight: Path, extended_from: int | None = None) -> None:
-    """Same generations, log, optimizer state and hall-of-fame bytes (per array).
-
-    ``extended_from``: the resumed run first ended there, and a run validates after its last
-    generation, so that row holds one extra validation (the only allowed difference).
-    """
-    a, b = final_state(resumed), final_state(straight)
-    assert a["generation"] == b["generation"] == 6
-    if extended_from is not None:
-        a["log"] = without_end_validation(a["log"], extended_from)
-    assert a["log"] == b["log"]
-    for part in ("optimizer", "hall_of_fame"):
-        assert a[part].keys() == b[part].keys()
-        for key in a[part]:
-            x, y = np.asarray(a[part][key]), np.asarray(b[part][key])
-            assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), f"{part} {key}"
 
 
 @pytest.mark.parametrize("optimizer", OPTIMIZERS)

@@ -22,7 +22,8 @@ import zlib
 from pathlib import Path
 
 import numpy as np
-from conftest import small_config
+import pytest
+from helpers import small_config
 
 from neuro_evolution import train
 from neuro_evolution.run.plots import fitness_figure
@@ -118,6 +119,7 @@ def test_no_file_of_a_run_directory_uses_pickle(tmp_path: Path) -> None:
     assert len([n for n in names if n.startswith("checkpoints/")]) == 2
 
 
+@pytest.mark.slow
 def test_run_files_honour_the_umask_so_others_can_read_them(tmp_path: Path) -> None:
     """Under umask 022 every file and folder a real train process writes is readable by others
     (the atomic writer used to keep its temporary file's 0600 mode); under 077 none is."""

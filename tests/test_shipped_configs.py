@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from helpers import environment_extras, installed, require
 
 from neuro_evolution.config.tree import load_config
 from neuro_evolution.run.experiment import Experiment
 
 CONFIGS = sorted((Path(__file__).resolve().parent.parent / "configs").glob("*.json"))
-HAS_JAX = importlib.util.find_spec("gymnax") is not None
+HAS_JAX = installed("jax")
 
 
 def needs_jax(path: Path) -> bool:
@@ -22,8 +22,15 @@ def needs_jax(path: Path) -> bool:
     return backend != "gymnasium"
 
 
+def extras_needed(path: Path) -> list[str]:
+    """The optional extras the config's environment needs (helpers.EXTRAS names)."""
+    return environment_extras(json.loads(path.read_text())["environment"])
+
+
 def test_the_shipped_configs_cover_the_promised_environments():
     """CartPole, LunarLander, BipedalWalker and HalfCheetah ship; FFNN and CMA-ES among them."""
+    require("box2d")
+    require("mujoco")
     configs = [load_config(path) for path in CONFIGS if HAS_JAX or not needs_jax(path)]
     env_ids = {config.environment.id for config in configs}
     assert {"CartPole-v1", "LunarLander-v3", "BipedalWalker-v3", "HalfCheetah-v5"} <= env_ids
@@ -36,8 +43,8 @@ def test_the_shipped_configs_cover_the_promised_environments():
 @pytest.mark.parametrize("path", CONFIGS, ids=[path.stem for path in CONFIGS])
 def test_shipped_config_runs_one_tiny_generation(path, tmp_path):
     """The config as shipped, cut to one generation of short episodes, trains and writes results."""
-    if needs_jax(path) and not HAS_JAX:
-        pytest.skip("a JAX env: needs the jax extra")
+    for extra in extras_needed(path):
+        require(extra)
     config = load_config(path)
     runner = dataclasses.replace(config.episode_runner, number_fitness_runs=1, max_steps_per_run=20)
     evaluation = dataclasses.replace(config.evaluation, handler="sequential")

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import small_config
+from helpers import small_config
 
 from neuro_evolution import replay, train
 from neuro_evolution.run.directory import read_log
@@ -85,6 +85,7 @@ def train_alone(tmp_path: Path, config: Path, sigma: float, seed: int) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_sweep_runs_on_a_shared_pool_equal_the_same_configs_trained_alone(tmp_path, capsys):
     """4 seeds x 2 sigmas on one mp pool of 2 workers: every run directory holds exactly the
     files ``train`` writes for that config alone (wall time aside), and ``replay`` reads it."""
@@ -102,6 +103,7 @@ def test_sweep_runs_on_a_shared_pool_equal_the_same_configs_trained_alone(tmp_pa
     assert replay.main([str(out / "optimizer.sigma=0.1" / "seed-1"), "--episodes", "1"]) == 0
 
 
+@pytest.mark.slow
 def test_sweep_on_dask_equals_train(tmp_path):
     """The Dask pool (a LocalCluster, one worker plugin per run) gives the same runs."""
     config = sweep_config(tmp_path)
@@ -113,6 +115,7 @@ def test_sweep_on_dask_equals_train(tmp_path):
         assert_same_run(run_dir, train_alone(tmp_path, config, 0.5, seed))
 
 
+@pytest.mark.slow
 def test_a_vectorized_sweep_equals_train(tmp_path):
     """Lockstep in the pool's workers, 2 episodes per individual in lanes of their own: whole
     requests while 2 runs fill the 2 workers, split for the last run; every run equals the one
@@ -176,6 +179,7 @@ def wait_until_paused(process: subprocess.Popen, timeout: float = 120.0) -> None
     raise AssertionError("the sweep did not reach the pause point")
 
 
+@pytest.mark.slow
 def test_sigint_checkpoints_every_run_and_the_same_command_skips_and_resumes(tmp_path, capsys):
     """Ctrl-C to the sweep's process group once its first run ended: the open runs finish their
     generation, checkpoint and the sweep exits 130. The same command then skips the ended run,

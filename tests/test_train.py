@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import small_config
+from helpers import require, small_config
 
 from neuro_evolution import replay, train
 from neuro_evolution.config.tree import parse_config
@@ -48,8 +48,10 @@ def test_train_writes_a_complete_run_directory_and_replay_reads_it(tmp_path, cap
     assert "mean return" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_replay_records_videos(tmp_path):
     """replay --video writes one MP4 per episode (rgb_array rendering, no display needed)."""
+    require("video")
     out = tmp_path / "run"
     Experiment(parse_config(small_config(number_generations=1)), run_dir=out).run()
     assert replay.main([str(out), "--episodes", "2", "--video", str(tmp_path / "videos")]) == 0

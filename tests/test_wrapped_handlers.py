@@ -11,38 +11,27 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import small_config
-from test_environments import WRAPPED_BLACKJACK, line_target_config, without_time
-from test_handler_dask import Setup
+from helpers import (
+    WRAPPED_BLACKJACK,
+    as_tuples,
+    config_setup,
+    line_target_config,
+    sequential_results,
+    small_config,
+    without_time,
+)
 
-from neuro_evolution.brains.registry import parse_brain_config
 from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.config.tree import parse_config
-from neuro_evolution.evaluation.episode import EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
 from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
 from neuro_evolution.evaluation.wrappers import REWARD_OFFSET
-from neuro_evolution.run.experiment import Experiment, template_for_env
-from neuro_evolution.support.seeds import generation_seeds
+from neuro_evolution.run.experiment import Experiment
 
 CASES = ["mp-forkserver", "mp-spawn", "mp-forkserver-vectorized", "dask-local", "vectorized"]
-
-
-def make_setup(data: dict[str, Any], count: int = 24) -> Setup:
-    """Template, RunnerSpec (with the config's imports) and random genomes for a config."""
-    config = parse_config(data)
-    spec = RunnerSpec(
-        environment=config.environment,
-        episode_runner=config.episode_runner,
-        imports=config.imports,
-    )
-    brain = parse_brain_config({"type": "FFNN", "hidden_layers": [4]}, "brain")
-    template = template_for_env(config.environment, brain, np.random.default_rng(3))
-    genomes = np.random.default_rng(11).normal(size=(count, template.genome_size))
-    return Setup(template, spec, genomes, generation_seeds(5, 2, count, shared=False))
 
 
 def blackjack_data() -> dict[str, Any]:
@@ -82,22 +71,12 @@ def handler_for(dask_local: DaskHandler) -> Iterator[Callable[[str], EvaluationH
         handler.close()
 
 
-def as_tuples(results: list[EvaluationResult]) -> list[tuple]:
-    return [(r.fitness, r.steps, r.terminated, r.truncated) for r in results]
-
-
-def sequential_results(setup: Setup) -> list[tuple]:
-    with SequentialHandler() as sequential:
-        sequential.start(setup.template, setup.spec)
-        return as_tuples(sequential.batch_evaluate(setup.genomes, setup.seeds))
-
-
 @pytest.mark.parametrize("case", CASES)
 def test_wrapped_blackjack_matches_sequential_exactly(
     case: str, handler_for: Callable[[str], EvaluationHandler]
 ) -> None:
     """Blackjack-v1 + FlattenObservation + a reward offset: same results on every handler."""
-    setup = make_setup(blackjack_data())
+    setup = config_setup(blackjack_data())
     reference = sequential_results(setup)
     assert len({r[0] for r in reference}) > 3  # the genomes really differ
     assert any(r[0] % 0.25 == 0 and r[0] % 1 != 0 for r in reference)  # the offset is applied
@@ -130,7 +109,7 @@ def test_cartpole_with_a_reward_offset_leaves_the_native_vector_env() -> None:
         "id": "CartPole-v1",
         "wrappers": [{"name": REWARD_OFFSET, "kwargs": {"offset": -0.5}}],
     }
-    setup = make_setup(small_config(environment=wrapped))
+    setup = config_setup(small_config(environment=wrapped))
     reference = sequential_results(setup)
     with VectorizedHandler() as handler:
         handler.start(setup.template, setup.spec)
@@ -142,12 +121,13 @@ def test_cartpole_with_a_reward_offset_leaves_the_native_vector_env() -> None:
         handler.start(setup.template, setup.spec)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("way", ["imports", "module_id", "entry_point"])
 @pytest.mark.parametrize("case", ["mp-spawn", "mp-forkserver", "dask-fresh"])
 def test_custom_env_is_made_by_workers_that_never_imported_it(way: str, case: str) -> None:
     """Fresh worker processes (spawn, forkserver, a new LocalCluster) import the env's module
     themselves -- for an id registered by ``imports`` too -- and match sequential."""
-    setup = make_setup(line_target_config(way), count=12)
+    setup = config_setup(line_target_config(way), count=12)
     reference = sequential_results(setup)
     if case == "dask-fresh":
         handler: EvaluationHandler = DaskHandler(workers=1)
@@ -161,7 +141,7 @@ def test_custom_env_is_made_by_workers_that_never_imported_it(way: str, case: st
 def test_a_module_missing_on_the_workers_is_one_config_error_at_start() -> None:
     """A worker that cannot import a module of ``imports`` (say, not installed on a cluster
     node) fails ``start`` with the same one-line ConfigError the main process would give."""
-    setup = make_setup(blackjack_data(), count=4)
+    setup = config_setup(blackjack_data(), count=4)
     spec = dataclasses.replace(setup.spec, imports=("no_such_module_on_workers",))
     missing = r"^imports\[0\]: cannot import module 'no_such"
     with (

@@ -13,7 +13,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import small_config
+from helpers import small_config
 
 from neuro_evolution.brains import BrainTemplate, brain_types, make_template
 from neuro_evolution.brains.registry import parse_brain_config
@@ -130,6 +130,7 @@ def test_unknown_brain_type_names_get_a_did_you_mean() -> None:
         parse_config(small_config(imports=["no_such_brains"]))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_the_shared_brain_checks_run_on_an_external_brain_module(tmp_path: Path) -> None:
     """What the guide says works: a brain module outside the package, on PYTHONPATH, named in

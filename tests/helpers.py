@@ -1,0 +1,406 @@
+"""Helpers shared by test modules (test modules import from here, never from each other or from
+conftest): tiny configs, the guard for optional extras, real train processes with injected faults,
+Dask setups, and the inputs shared by the brain tests."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import importlib
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from distributed import Client
+from fault_injection import command
+
+from neuro_evolution import train
+from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.brains.registry import parse_brain_config
+from neuro_evolution.config.schema import parse
+from neuro_evolution.config.tree import parse_config
+from neuro_evolution.evaluation.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, EvaluationResult, RunnerSpec
+from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+from neuro_evolution.evaluation.wrappers import REWARD_OFFSET
+from neuro_evolution.run.directory import read_log
+from neuro_evolution.run.experiment import template_for_env
+from neuro_evolution.support.atomic import load_npz
+from neuro_evolution.support.seeds import generation_seeds
+
+# --- configs ----------------------------------------------------------------------------------
+SMALL_CARTPOLE: dict[str, Any] = {
+    "environment": {"id": "CartPole-v1"},
+    "random_seed": 7,
+    "number_generations": 3,
+    "optimizer": {"type": "MU_ES", "mu": 6, "lambda_": 12},
+    "brain": {"type": "FFNN", "hidden_layers": [4]},
+    "episode_runner": {"number_fitness_runs": 2, "max_steps_per_run": 60},
+    "evaluation": {"handler": "sequential"},
+}
+
+
+def small_config(**changes: Any) -> dict[str, Any]:
+    """A deep copy of a tiny CartPole experiment with top-level keys replaced."""
+    config = copy.deepcopy(SMALL_CARTPOLE)
+    config.update(copy.deepcopy(changes))
+    return config
+
+
+VALIDATION_COLUMNS = ("validation_mean", "validation_std", "validation_min", "validation_steps")
+
+
+def without_end_validation(log: list[dict[str, Any]], ended_after: int) -> list[dict[str, Any]]:
+    """``log`` of a run that first ended after ``ended_after`` generations and was then extended,
+    with that end's validation blanked: a run validates after its last generation, so an extended
+    run holds exactly one validation more than a run that went straight through."""
+    rows = [dict(row) for row in log]
+    assert rows[ended_after - 1]["validation_mean"] is not None, "the run validated at its end"
+    rows[ended_after - 1].update(dict.fromkeys(VALIDATION_COLUMNS))
+    return rows
+
+
+# --- optional extras --------------------------------------------------------------------------
+# Each optional extra of pyproject.toml (and the test-only pycma) -> the modules whose absence
+# means "not installed".
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "box2d": ("Box2D",),
+    "mujoco": ("mujoco",),
+    "video": ("moviepy",),
+    "tensorboard": ("tensorboard",),
+    "mlflow": ("mlflow",),
+    "jax": ("jax", "gymnax"),
+    "brax": ("brax",),
+    "cma": ("cma",),
+    "popgym": ("popgym",),
+}
+INSTALLED_BY = {"cma": "test"}  # the pyproject.toml extra that installs a test-only package
+
+
+def installed(extra: str) -> bool:
+    """Whether every module of ``extra`` is installed (found, not imported)."""
+    if extra not in EXTRAS:
+        raise ValueError(f"unknown extra {extra!r}; known: {', '.join(EXTRAS)}")
+    return all(importlib.util.find_spec(module) is not None for module in EXTRAS[extra])
+
+
+def require(extra: str) -> None:
+    """The one guard for an optional extra: skip unless it is installed, then import it.
+
+    Called at module level it skips the module, at the top of a test that test. Unlike
+    ``pytest.importorskip``, an installed package that fails to import (a dependency it forgot
+    to declare) fails the tests instead of silently skipping them.
+    """
+    if not installed(extra):
+        missing = [m for m in EXTRAS[extra] if importlib.util.find_spec(m) is None]
+        pytest.skip(
+            f"needs the {extra} extra ({', '.join(missing)} not installed): "
+            f"pip install -e '.[{INSTALLED_BY.get(extra, extra)}]'",
+            allow_module_level=True,
+        )
+    for module in EXTRAS[extra]:
+        importlib.import_module(module)
+
+
+# The backends that step JAX envs -> the extra each needs.
+BACKEND_EXTRAS = {"gymnax": "jax", "brax": "brax"}
+# Gymnasium's env packages that need an extra -> that extra.
+ENV_PACKAGE_EXTRAS = {"gymnasium.envs.box2d": "box2d", "gymnasium.envs.mujoco": "mujoco"}
+
+
+def environment_extras(environment: dict[str, Any]) -> list[str]:
+    """The optional extras an ``environment`` config section needs (names of EXTRAS): by its
+    backend, the module of a ``module:EnvId`` id, or the package of a registered id's entry
+    point (looked up without importing a missing extra)."""
+    backend = environment.get("backend", "gymnasium")
+    if backend != "gymnasium":
+        return [BACKEND_EXTRAS[backend]]
+    env_id = str(environment.get("id", ""))
+    if ":" in env_id:
+        module = env_id.split(":")[0].split(".")[0]
+        return [extra for extra, modules in EXTRAS.items() if module in modules]
+    if env_id not in gym.registry:
+        return []
+    entry_point = str(gym.registry[env_id].entry_point)
+    return [
+        extra for package, extra in ENV_PACKAGE_EXTRAS.items() if entry_point.startswith(package)
+    ]
+
+
+# --- train processes (fault injection: fault_injection.py) ------------------------------------
+def start_train(
+    args: list[str],
+    cwd: Path,
+    new_session: bool = False,
+    pause_after: int | None = None,
+    crash: str | None = None,
+) -> subprocess.Popen:
+    """A real train process with a fault injected (see fault_injection.py), stdout/stderr
+    captured, optionally leading its own process group."""
+    return subprocess.Popen(
+        command(args, pause_after, crash),
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=new_session,
+    )
+
+
+def wait_until_stopped(process: subprocess.Popen, timeout: float = 120.0) -> None:
+    """Wait until ``process`` has stopped itself (SIGSTOP from the injected pause)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"train exited early: {process.communicate()}")
+        state = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        if state == "T":
+            return
+        time.sleep(0.02)
+    process.kill()
+    raise AssertionError("train did not reach the pause point")
+
+
+def run_straight(config: Path, out: Path) -> Path:
+    """The uninterrupted run (in process, through the same command line)."""
+    assert train.main([str(config), "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+def final_state(run_dir: Path) -> dict[str, Any]:
+    """What must match: log without wall time, final optimizer state, hall of fame arrays."""
+    status = json.loads((run_dir / "training_status.json").read_text())
+    checkpoint = load_npz(run_dir / status["latest_checkpoint"])
+    meta = json.loads(str(checkpoint["meta"]))
+    optimizer = {k: v for k, v in checkpoint.items() if k.startswith("optimizer/")}
+    optimizer.update(meta["scalars"]["optimizer"])
+    return {
+        "generation": status["generation"],
+        "log": [
+            {k: v for k, v in row.items() if k != "wall_time"}
+            for row in read_log(run_dir / "log.csv")
+        ],
+        "optimizer": optimizer,
+        "hall_of_fame": load_npz(run_dir / "hall_of_fame.npz"),
+    }
+
+
+def assert_identical(resumed: Path, straight: Path, extended_from: int | None = None) -> None:
+    """Same generations, log, optimizer state and hall-of-fame bytes (per array).
+
+    ``extended_from``: the resumed run first ended there, and a run validates after its last
+    generation, so that row holds one extra validation (the only allowed difference).
+    """
+    a, b = final_state(resumed), final_state(straight)
+    assert a["generation"] == b["generation"] == 6
+    if extended_from is not None:
+        a["log"] = without_end_validation(a["log"], extended_from)
+    assert a["log"] == b["log"]
+    for part in ("optimizer", "hall_of_fame"):
+        assert a[part].keys() == b[part].keys()
+        for key in a[part]:
+            x, y = np.asarray(a[part][key]), np.asarray(b[part][key])
+            assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), f"{part} {key}"
+
+
+# --- evaluation setups and a real external Dask cluster ---------------------------------------
+DASK = [sys.executable, "-m", "dask"]  # the `dask` command of this interpreter
+
+
+class Setup(NamedTuple):
+    """A template, a RunnerSpec and one generation of random genomes with their seeds."""
+
+    template: BrainTemplate
+    spec: RunnerSpec
+    genomes: np.ndarray
+    seeds: np.ndarray
+
+
+def make_setup(env_id: str = "CartPole-v1", count: int = 36, max_steps: int = 200) -> Setup:
+    """A small FFNN on ``env_id`` with ``count`` random genomes and per-individual seeds."""
+    environment = parse(EnvironmentConfig, {"id": env_id}, "environment")
+    runner = EpisodeRunnerConfig(number_fitness_runs=2, max_steps_per_run=max_steps)
+    spec = RunnerSpec(environment=environment, episode_runner=runner)
+    brain = parse_brain_config({"type": "FFNN", "hidden_layers": [6]}, "brain")
+    template = template_for_env(environment, brain, np.random.default_rng(3))
+    genomes = np.random.default_rng(11).normal(size=(count, template.genome_size))
+    return Setup(template, spec, genomes, generation_seeds(5, 2, count, shared=False))
+
+
+def config_setup(data: dict[str, Any], count: int = 24) -> Setup:
+    """Template, RunnerSpec (with the config's imports) and random genomes for a config."""
+    config = parse_config(data)
+    spec = RunnerSpec(
+        environment=config.environment,
+        episode_runner=config.episode_runner,
+        imports=config.imports,
+    )
+    brain = parse_brain_config({"type": "FFNN", "hidden_layers": [4]}, "brain")
+    template = template_for_env(config.environment, brain, np.random.default_rng(3))
+    genomes = np.random.default_rng(11).normal(size=(count, template.genome_size))
+    return Setup(template, spec, genomes, generation_seeds(5, 2, count, shared=False))
+
+
+def as_tuples(results: list[EvaluationResult]) -> list[tuple]:
+    """What handlers must agree on, per genome: fitness, steps, terminated, truncated."""
+    return [(r.fitness, r.steps, r.terminated, r.truncated) for r in results]
+
+
+def sequential_results(setup: Setup) -> list[tuple]:
+    """The reference: ``setup``'s generation evaluated in process by the sequential handler."""
+    with SequentialHandler() as sequential:
+        sequential.start(setup.template, setup.spec)
+        return as_tuples(sequential.batch_evaluate(setup.genomes, setup.seeds))
+
+
+class ExternalCluster(NamedTuple):
+    """A running `dask scheduler` and its `dask worker` processes (each with a nanny)."""
+
+    address: str
+    scheduler_file: Path
+    processes: list[subprocess.Popen]
+
+
+@contextlib.contextmanager
+def external_dask_cluster(
+    tmp_path: Path, workers: int = 2, port: int = 0
+) -> Iterator[ExternalCluster]:
+    """Start `dask scheduler` (on ``port``; 0: a free one) and ``workers`` `dask worker`s on
+    127.0.0.1; kill them afterwards."""
+    scheduler_file = tmp_path / "scheduler.json"
+    logs = (tmp_path / "dask.log").open("w")
+    common = {"stdout": logs, "stderr": subprocess.STDOUT, "cwd": tmp_path}
+    processes = [
+        subprocess.Popen(
+            [*DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port)]
+            + ["--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(scheduler_file)],
+            **common,
+        )
+    ]
+    try:
+        deadline = time.monotonic() + 60
+        while not scheduler_file.exists() or not scheduler_file.read_text().strip():
+            if time.monotonic() > deadline or processes[0].poll() is not None:
+                raise RuntimeError(f"dask scheduler did not start; see {tmp_path / 'dask.log'}")
+            time.sleep(0.1)
+        address = json.loads(scheduler_file.read_text())["address"]
+        for index in range(workers):
+            processes.append(
+                subprocess.Popen(
+                    [*DASK, "worker", address, "--nthreads", "1", "--nworkers", "1"]
+                    + ["--host", "127.0.0.1", "--no-dashboard", "--name", f"ext-{index}"]
+                    + ["--local-directory", str(tmp_path)],
+                    **common,
+                )
+            )
+        with Client(address, set_as_default=False, timeout="30s") as client:
+            client.wait_for_workers(workers, timeout=90)
+        yield ExternalCluster(address, scheduler_file, processes)
+    finally:
+        for process in reversed(processes):
+            process.kill()
+        for process in processes:
+            process.wait(timeout=30)
+        logs.close()
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+# --- environments -----------------------------------------------------------------------------
+WAYS: dict[str, dict[str, Any]] = {
+    "imports": {"imports": ["examples.line_target"], "environment": {"id": "LineTarget-v0"}},
+    "module_id": {"environment": {"id": "examples.line_target:LineTarget-v0"}},
+    "entry_point": {"environment": {"entry_point": "examples.line_target:LineTargetEnv"}},
+}
+WRAPPED_BLACKJACK = {
+    "id": "Blackjack-v1",
+    "wrappers": ["FlattenObservation", {"name": REWARD_OFFSET, "kwargs": {"offset": -0.25}}],
+}
+
+
+def line_target_config(way: str, **changes: Any) -> dict[str, Any]:
+    """A tiny experiment on the example env, named the way ``way``."""
+    data = small_config(
+        episode_runner={"number_fitness_runs": 2},
+        brain={"type": "FFNN", "hidden_layers": [3]},
+        **WAYS[way],
+    )
+    data["environment"]["kwargs"] = {"speed": 0.2, "max_steps": 25}
+    data.update(changes)
+    return data
+
+
+def without_time(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in row.items() if k != "wall_time"} for row in log]
+
+
+# --- brain inputs (the references are in brain_references.py) ---------------------------------
+# bounded, half-bounded, unbounded and "too large to count as bounded" elements (normalize_input)
+OBSERVATION_SPACE = gym.spaces.Box(
+    low=np.array([-2.0, -1.0, -np.inf, 0.0, -3.0]),
+    high=np.array([2.0, 3.0, np.inf, 1e6, 5.0]),
+    dtype=np.float64,
+)
+ACTION_SPACE = gym.spaces.Box(-1.0, 1.0, (3,), dtype=np.float64)  # action == raw output
+
+NEGATIVE_DIAGONAL = "set_principle_diagonal_elements_of_W_negative"
+CTRNN_CASES: list[dict[str, Any]] = [
+    {},
+    {"neuron_activation": "relu", "use_bias": False, "clipping_range_min": -0.5},
+    {"neuron_activation_inplace": True, "optimize_y0": True, "delta_t": 0.2},
+    {"optimize_state_boundaries": "per_neuron", NEGATIVE_DIAGONAL: True},
+    {"optimize_state_boundaries": "global", "parameter_perturbations": 0.05},
+    {"v_mask": "random", "v_mask_param": 0.5, "w_mask": "random", "w_mask_param": 0.3,
+     "t_mask": "random", "t_mask_param": 0.7},
+    {"v_mask": "logarithmic", "v_mask_param": 2.0, "w_mask": "logarithmic", "w_mask_param": 1.5,
+     "t_mask": "logarithmic", "t_mask_param": 3.0},
+    {"v_mask": "learned", "v_mask_param": 30.0, "w_mask": "learned", "w_mask_param": 60.0,
+     "t_mask": "learned", "t_mask_param": 50.0, NEGATIVE_DIAGONAL: True},
+    {"normalize_input": True, "normalize_input_target": 2.0},
+    {"normalize_input": True, "use_bias": False, "v_mask": "random", "v_mask_param": 0.6},
+    {"w_mask": "random", "w_mask_param": 0.0, "t_mask": "random", "t_mask_param": 0.0},
+]  # fmt: skip
+
+CHOICES: dict[str, list[Any]] = {
+    "number_neurons": [1, 2, 5, 8],
+    "delta_t": [0.01, 0.05, 0.5],
+    "neuron_activation": ["tanh", "relu"],
+    "neuron_activation_inplace": [False, True],
+    "use_bias": [False, True],
+    "optimize_y0": [False, True],
+    "optimize_state_boundaries": ["per_neuron", "global", "fixed"],
+    NEGATIVE_DIAGONAL: [False, True],
+    "v_mask": ["dense", "random", "logarithmic", "learned"],
+    "w_mask": ["dense", "random", "logarithmic", "learned"],
+    "t_mask": ["dense", "random", "logarithmic", "learned"],
+    "normalize_input": [False, True],
+    "parameter_perturbations": [0.0, 0.1],
+}
+MASK_PARAMS = {"dense": 1.0, "random": 0.5, "logarithmic": 1.7, "learned": 45.0}
+
+
+def random_ctrnn_cases(count: int, seed: int) -> list[dict[str, Any]]:
+    """``count`` random option combinations (fixed seed, so the test ids are stable)."""
+    rng = np.random.default_rng(seed)
+    cases = []
+    for _ in range(count):
+        case = {name: values[rng.integers(len(values))] for name, values in CHOICES.items()}
+        for prefix in ("v", "w", "t"):
+            case[f"{prefix}_mask_param"] = MASK_PARAMS[case[f"{prefix}_mask"]]
+        cases.append(case)
+    return cases
