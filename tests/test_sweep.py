@@ -19,12 +19,12 @@ import pytest
 from conftest import small_config
 
 from neuro_evolution import replay, train
+from neuro_evolution.evaluation.handlers.multiprocessing import ProcessPool
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.support.atomic import load_npz
 from neuro_evolution.support.errors import ConfigError, UserError
 from neuro_evolution.sweep import cli as sweep_cli
 from neuro_evolution.sweep.grid import expand_grid, parse_seeds, parse_setting, split_values
-from neuro_evolution.sweep.pools import ProcessPool
 
 SIGMAS = (0.1, 0.5)
 SEEDS = (1, 2, 3, 4)
