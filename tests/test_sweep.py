@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import small_config
+from fault_injection import command
 
 from neuro_evolution import replay, train
 from neuro_evolution.evaluation.handlers.multiprocessing import ProcessPool
@@ -294,3 +295,41 @@ def test_grid_parsing():
     assert plans[0].config.optimizer.mu == 4
     with pytest.raises(ConfigError, match="episode_runner.number_fitness_runs"):
         expand_grid(data, [parse_setting("episode_runner.number_fitness_runs=0")], [1])
+
+
+def pendulum_sweep(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A sweep whose chunks take a while (Pendulum: 200 steps per episode), 3 runs on 2 workers."""
+    config = sweep_config(
+        tmp_path,
+        environment={"id": "Pendulum-v1"},
+        episode_runner={"number_fitness_runs": 1, "max_steps_per_run": 200},
+    )
+    return config, [str(config), "--seeds", "1-3", "--parallel-runs", "3", "--quiet"]
+
+
+@pytest.mark.timeout(240)
+def test_a_worker_killed_mid_generation_is_replaced_and_every_run_stays_identical(tmp_path):
+    """SIGKILL of a worker while it evaluates (once the first run finished generation 1): the
+    pool is replaced and the lost chunks computed again; the sweep ends (exit 0) with one line
+    naming the dead worker and what it was evaluating, and every run equals an undisturbed
+    sweep's."""
+    config, args = pendulum_sweep(tmp_path)
+    out, straight = tmp_path / "killed", tmp_path / "straight"
+    assert sweep_cli.main([*args, "--out", str(straight), "--handler", "sequential"]) == 0
+    sweep = [*args, "--out", str(out), "--handler", "mp", "--workers", "2"]
+    result = subprocess.run(
+        command(sweep, kill_worker_after=1, sweep=True),
+        capture_output=True,
+        text=True,
+        timeout=200,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    recoveries = [line for line in result.stdout.splitlines() if line.startswith("mp: worker")]
+    assert len(recoveries) == 1, result.stdout
+    assert "(exit code -9, killed by SIGKILL) while evaluating genome" in recoveries[0]
+    assert " of run base/seed-" in recoveries[0] and "recomputes the" in recoveries[0]
+    run_dirs = sorted(out.glob("base/seed-*"))
+    assert len(run_dirs) == 3
+    for run_dir in run_dirs:
+        assert_same_run(run_dir, straight / run_dir.relative_to(out))

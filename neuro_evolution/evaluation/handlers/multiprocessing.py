@@ -172,6 +172,14 @@ class ProcessPool(RunPool):
         """Pids of the pool's live worker processes."""
         return sorted(pid for pid, p in self._processes.items() if p.exitcode is None)
 
+    @property
+    def evaluating_pids(self) -> list[int]:
+        """Pids of the live workers evaluating a genome now (as noted in their progress slots)."""
+        noted = self._noted_chunks()
+        return [
+            pid for pid in self.worker_pids if noted.get(pid, (0, -1))[1] != worker.NOT_EVALUATING
+        ]
+
     # --- starting -----------------------------------------------------------------------------
     def _start_pool(self) -> None:
         """A new executor, every worker up (its preloaded runs built) before this returns."""
