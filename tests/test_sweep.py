@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -20,10 +21,11 @@ from conftest import small_config
 from fault_injection import command
 
 from neuro_evolution import replay, train
-from neuro_evolution.evaluation.handlers.multiprocessing import ProcessPool
+from neuro_evolution.evaluation.handlers.multiprocessing import MAX_DEATHS, ProcessPool
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.support.atomic import load_npz
 from neuro_evolution.support.errors import ConfigError, UserError
+from neuro_evolution.support.seeds import episode_seed, generation_seeds
 from neuro_evolution.sweep import cli as sweep_cli
 from neuro_evolution.sweep.grid import expand_grid, parse_seeds, parse_setting, split_values
 
@@ -333,3 +335,36 @@ def test_a_worker_killed_mid_generation_is_replaced_and_every_run_stays_identica
     assert len(run_dirs) == 3
     for run_dir in run_dirs:
         assert_same_run(run_dir, straight / run_dir.relative_to(out))
+
+
+@pytest.mark.timeout(240)
+def test_a_genome_that_kills_every_worker_fails_the_sweep_naming_it(tmp_path, capsys):
+    """An env that dies on one genome's episode (genome 5 of run seed-2, generation 1) kills a
+    worker on every retry: the sweep fails with the mp handler's one-line error naming the
+    genome, its seed and its run, after MAX_DEATHS - 1 recovery lines, and leaves no worker."""
+    poison = 5
+    base_seed = int(generation_seeds(2, 1, 8, shared=False)[poison])
+    config = sweep_config(
+        tmp_path,
+        environment={
+            "entry_point": "examples.poison_env:PoisonCartPole",
+            "kwargs": {"die_on_seed": episode_seed(base_seed, 0)},
+        },
+        episode_runner={
+            "number_fitness_runs": 1,
+            "max_steps_per_run": 80,
+            "fix_seed_for_generation": False,
+        },
+    )
+    args = [str(config), "--seeds", "1-2", "--out", str(tmp_path / "s"), "--workers", "2"]
+    with pytest.raises(RuntimeError) as error:
+        sweep_cli.main([*args, "--quiet"])
+    message = str(error.value)
+    assert message == message.splitlines()[0], message
+    assert message.startswith(
+        f"mp: evaluating genome {poison} (seed {base_seed}) of run base/seed-2 killed its worker "
+        f"process {MAX_DEATHS} times (last: pid "
+    ), message
+    recoveries = [line for line in capsys.readouterr().out.splitlines() if "recomputes" in line]
+    assert len(recoveries) == MAX_DEATHS - 1, recoveries
+    assert not multiprocessing.active_children()
