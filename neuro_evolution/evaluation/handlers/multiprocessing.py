@@ -176,9 +176,7 @@ class ProcessPool(RunPool):
     def evaluating_pids(self) -> list[int]:
         """Pids of the live workers evaluating a genome now (as noted in their progress slots)."""
         noted = self._noted_chunks()
-        return [
-            pid for pid in self.worker_pids if noted.get(pid, (0, -1))[1] != worker.NOT_EVALUATING
-        ]
+        return [pid for pid in self.worker_pids if pid in noted and noted[pid][1] >= 0]
 
     # --- starting -----------------------------------------------------------------------------
     def _start_pool(self) -> None:
@@ -270,15 +268,8 @@ class ProcessPool(RunPool):
 
     def _noted_chunks(self) -> dict[int, tuple[int, int]]:
         """pid -> (chunk number, genome offset) noted in its progress slot."""
-        if self._progress is None:
-            return {}
-        values = list(self._progress)
-        step = worker.PROGRESS_FIELDS
-        return {
-            values[i]: (values[i + 1], values[i + 2])
-            for i in range(0, len(values), step)
-            if values[i]
-        }
+        values, step = list(self._progress or ()), worker.PROGRESS_FIELDS
+        return {values[i]: (values[i + 1], values[i + 2]) for i in range(0, len(values), step)}
 
     def _dead_exit_codes(self) -> list[tuple[int, int]]:
         """(pid, exit code) of the workers that died by themselves (after ``_shutdown``)."""
