@@ -1,13 +1,14 @@
-"""Run the real ``train`` command with a fault injected from outside the package.
+"""Run the real ``train`` (or ``sweep``) command with a fault injected from outside the package.
 
-``python tests/fault_injection.py [--pause-after G] [--crash-in-checkpoint G[:status]] -- ARGS``
-runs ``neuro_evolution.train.main(ARGS)`` in this process after wrapping two functions, so the
-checkpoint writer ships no test switches:
+``python tests/fault_injection.py [--sweep] [--pause-after G] [--crash-in-checkpoint G[:status]]
+-- ARGS`` runs ``neuro_evolution.train.main(ARGS)`` (``--sweep``: ``neuro_evolution.sweep``'s)
+in this process after wrapping two functions, so the checkpoint writer ships no test switches:
 
 - ``--pause-after G``: an after-generation hook, added after the checkpointer's, stops the process
   (SIGSTOP) once generation G's bookkeeping is done, so a test can signal it at a known point;
 - ``--kill-worker-after G``: once generation G's bookkeeping is done, SIGKILL one worker process
-  of the mp handler (the next generation must recover it);
+  of the mp pool (the next generation must recover it). In a sweep: once the first run's
+  generation G is done, SIGKILL a worker that is evaluating another run's chunk (mid-generation);
 - ``--crash-in-checkpoint G``: writing the checkpoint of generation G leaves half of it in a
   temporary file next to it and exits at once with :data:`CRASH_EXIT_CODE`, before anything is
   replaced; ``G:status`` does the same to the status file that follows (the new checkpoint is
@@ -22,12 +23,15 @@ import os
 import signal
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from neuro_evolution import train
 from neuro_evolution.run import checkpoint
+from neuro_evolution.sweep import cli as sweep_cli
+from neuro_evolution.sweep import scheduler
 
 CRASH_EXIT_CODE = 86
 SCRIPT = Path(__file__).resolve()
@@ -38,9 +42,11 @@ def command(
     pause_after: int | None = None,
     crash: str | None = None,
     kill_worker_after: int | None = None,
+    sweep: bool = False,
 ) -> list[str]:
-    """The argv of a train process with the given faults."""
-    faults = [] if pause_after is None else ["--pause-after", str(pause_after)]
+    """The argv of a train (``sweep``: sweep) process with the given faults."""
+    faults = ["--sweep"] if sweep else []
+    faults += [] if pause_after is None else ["--pause-after", str(pause_after)]
     faults += [] if crash is None else ["--crash-in-checkpoint", crash]
     faults += [] if kill_worker_after is None else ["--kill-worker-after", str(kill_worker_after)]
     return [sys.executable, str(SCRIPT), *faults, "--", *args]
@@ -56,9 +62,11 @@ def crash_mid_write(path: Path, data: bytes) -> None:
     os._exit(CRASH_EXIT_CODE)
 
 
-def after_generation(generation: int, action: Callable[[Any], None]) -> None:
-    """Run ``action(experiment)`` after ``generation``'s checkpoint hook has run."""
-    install = train.install_checkpoints
+def after_generation(generation: int, action: Callable[[Any], None], sweep: bool = False) -> None:
+    """Run ``action(experiment)`` after ``generation``'s checkpoint hook has run (of every run
+    of a sweep that starts in this session)."""
+    module: Any = scheduler if sweep else train
+    install = module.install_checkpoints
 
     def install_then_add(experiment: Any, *args: Any, **kwargs: Any) -> Any:
         checkpointer = install(experiment, *args, **kwargs)
@@ -70,19 +78,35 @@ def after_generation(generation: int, action: Callable[[Any], None]) -> None:
         experiment.after_generation.append(hook)
         return checkpointer
 
-    train.install_checkpoints = install_then_add
+    module.install_checkpoints = install_then_add
 
 
-def inject_pause(generation: int) -> None:
+def inject_pause(generation: int, sweep: bool = False) -> None:
     """Stop the process after ``generation``'s checkpoint hook has run."""
-    after_generation(generation, lambda experiment: os.kill(os.getpid(), signal.SIGSTOP))
+    after_generation(generation, lambda experiment: os.kill(os.getpid(), signal.SIGSTOP), sweep)
 
 
-def inject_worker_kill(generation: int) -> None:
-    """SIGKILL the first worker of the mp pool after ``generation``."""
-    after_generation(
-        generation, lambda experiment: os.kill(experiment.handler.worker_pids[0], signal.SIGKILL)
-    )
+def inject_worker_kill(generation: int, sweep: bool = False) -> None:
+    """SIGKILL the first worker of the mp pool after ``generation``; in a sweep, once, the
+    first worker seen evaluating a genome (of the other runs, whose chunks are out)."""
+    killed: list[int] = []
+
+    def kill(experiment: Any) -> None:
+        if killed:
+            return
+        if not sweep:
+            killed.append(experiment.handler.worker_pids[0])
+        else:
+            pool = experiment.handler.pool
+            deadline = time.monotonic() + 10
+            while not killed and time.monotonic() < deadline:
+                killed.extend(pool.evaluating_pids)
+                time.sleep(0.001)
+            if not killed:
+                raise RuntimeError("fault injection: no worker of the pool was seen evaluating")
+        os.kill(killed[0], signal.SIGKILL)
+
+    after_generation(generation, kill, sweep)
 
 
 def inject_crash(switch: str) -> None:
@@ -114,16 +138,17 @@ def main() -> int:
     parser.add_argument("--pause-after", type=int)
     parser.add_argument("--crash-in-checkpoint")
     parser.add_argument("--kill-worker-after", type=int)
+    parser.add_argument("--sweep", action="store_true")
     parser.add_argument("train_args", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     if args.pause_after is not None:
-        inject_pause(args.pause_after)
+        inject_pause(args.pause_after, args.sweep)
     if args.kill_worker_after is not None:
-        inject_worker_kill(args.kill_worker_after)
+        inject_worker_kill(args.kill_worker_after, args.sweep)
     if args.crash_in_checkpoint is not None:
         inject_crash(args.crash_in_checkpoint)
     train_args = args.train_args[1:] if args.train_args[:1] == ["--"] else args.train_args
-    return train.main(train_args)
+    return (sweep_cli if args.sweep else train).main(train_args)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -16,15 +17,17 @@ from typing import Any
 
 import numpy as np
 import pytest
+from fault_injection import command
 from helpers import small_config
 
 from neuro_evolution import replay, train
+from neuro_evolution.evaluation.handlers.multiprocessing import MAX_DEATHS, ProcessPool
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.support.atomic import load_npz
 from neuro_evolution.support.errors import ConfigError, UserError
+from neuro_evolution.support.seeds import episode_seed, generation_seeds
 from neuro_evolution.sweep import cli as sweep_cli
 from neuro_evolution.sweep.grid import expand_grid, parse_seeds, parse_setting, split_values
-from neuro_evolution.sweep.pools import ProcessPool
 
 SIGMAS = (0.1, 0.5)
 SEEDS = (1, 2, 3, 4)
@@ -298,3 +301,74 @@ def test_grid_parsing():
     assert plans[0].config.optimizer.mu == 4
     with pytest.raises(ConfigError, match="episode_runner.number_fitness_runs"):
         expand_grid(data, [parse_setting("episode_runner.number_fitness_runs=0")], [1])
+
+
+def pendulum_sweep(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A sweep whose chunks take a while (Pendulum: 200 steps per episode), 3 runs on 2 workers."""
+    config = sweep_config(
+        tmp_path,
+        environment={"id": "Pendulum-v1"},
+        episode_runner={"number_fitness_runs": 1, "max_steps_per_run": 200},
+    )
+    return config, [str(config), "--seeds", "1-3", "--parallel-runs", "3", "--quiet"]
+
+
+@pytest.mark.timeout(240)
+def test_a_worker_killed_mid_generation_is_replaced_and_every_run_stays_identical(tmp_path):
+    """SIGKILL of a worker while it evaluates (once the first run finished generation 1): the
+    pool is replaced and the lost chunks computed again; the sweep ends (exit 0) with one line
+    naming the dead worker and what it was evaluating, and every run equals an undisturbed
+    sweep's."""
+    config, args = pendulum_sweep(tmp_path)
+    out, straight = tmp_path / "killed", tmp_path / "straight"
+    assert sweep_cli.main([*args, "--out", str(straight), "--handler", "sequential"]) == 0
+    sweep = [*args, "--out", str(out), "--handler", "mp", "--workers", "2"]
+    result = subprocess.run(
+        command(sweep, kill_worker_after=1, sweep=True),
+        capture_output=True,
+        text=True,
+        timeout=200,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    recoveries = [line for line in result.stdout.splitlines() if line.startswith("mp: worker")]
+    assert len(recoveries) == 1, result.stdout
+    assert "(exit code -9, killed by SIGKILL) while evaluating genome" in recoveries[0]
+    assert " of run base/seed-" in recoveries[0] and "recomputes the" in recoveries[0]
+    run_dirs = sorted(out.glob("base/seed-*"))
+    assert len(run_dirs) == 3
+    for run_dir in run_dirs:
+        assert_same_run(run_dir, straight / run_dir.relative_to(out))
+
+
+@pytest.mark.timeout(240)
+def test_a_genome_that_kills_every_worker_fails_the_sweep_naming_it(tmp_path, capsys):
+    """An env that dies on one genome's episode (genome 5 of run seed-2, generation 1) kills a
+    worker on every retry: the sweep fails with the mp handler's one-line error naming the
+    genome, its seed and its run, after MAX_DEATHS - 1 recovery lines, and leaves no worker."""
+    poison = 5
+    base_seed = int(generation_seeds(2, 1, 8, shared=False)[poison])
+    config = sweep_config(
+        tmp_path,
+        environment={
+            "entry_point": "examples.poison_env:PoisonCartPole",
+            "kwargs": {"die_on_seed": episode_seed(base_seed, 0)},
+        },
+        episode_runner={
+            "number_fitness_runs": 1,
+            "max_steps_per_run": 80,
+            "fix_seed_for_generation": False,
+        },
+    )
+    args = [str(config), "--seeds", "1-2", "--out", str(tmp_path / "s"), "--workers", "2"]
+    with pytest.raises(RuntimeError) as error:
+        sweep_cli.main([*args, "--quiet"])
+    message = str(error.value)
+    assert message == message.splitlines()[0], message
+    assert message.startswith(
+        f"mp: evaluating genome {poison} (seed {base_seed}) of run base/seed-2 killed its worker "
+        f"process {MAX_DEATHS} times (last: pid "
+    ), message
+    recoveries = [line for line in capsys.readouterr().out.splitlines() if "recomputes" in line]
+    assert len(recoveries) == MAX_DEATHS - 1, recoveries
+    assert not multiprocessing.active_children()

@@ -25,13 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from neuro_evolution.config.tree import config_to_dict
+from neuro_evolution.evaluation.handlers.pool import RunPool
 from neuro_evolution.run.checkpoint import TrainingStopped, install_checkpoints
 from neuro_evolution.run.experiment import Experiment, GenerationWork
 from neuro_evolution.run.resume import changed_keys, read_run_config, resume_experiment
 from neuro_evolution.run.status import STATUS_FILE
 from neuro_evolution.support.errors import UserError
 from neuro_evolution.sweep.grid import RunPlan
-from neuro_evolution.sweep.pools import PooledRun, RunPool
+from neuro_evolution.sweep.pools import PooledRun
 
 WAIT_SECONDS = 0.25  # how often the loop looks at a stop request while chunks are out
 PLOT_SECONDS = 30.0  # a run's fitness.png is redrawn at most this often (and at its end)
@@ -191,7 +192,10 @@ class Sweep:
                 run.experiment.close()
                 run.handler.close()
                 raise
-            self.open[self.pool.submit(run.plan.name, request)] = run
+            ticket = self.pool.submit(
+                run.plan.name, request.genomes, request.seeds, request.context
+            )
+            self.open[ticket] = run
             return
 
     def close_run(self, run: OpenRun, into: list[str]) -> None:

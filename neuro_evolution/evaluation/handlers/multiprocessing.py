@@ -1,9 +1,11 @@
-"""The multiprocessing handler: one persistent process pool for the whole run.
+"""The mp pool, shared by the runs of a sweep, and the mp handler: one run on a pool of its own.
 
-The pool is a :class:`concurrent.futures.ProcessPoolExecutor` on an explicit start method
-(``fork``, ``forkserver`` -- the project default -- or ``spawn``), created in :meth:`start` and
-never per generation. Its ``initializer`` receives the template and the RunnerSpec as plain
-pickled data and builds each worker's :class:`WorkerState` (env made once, one reused brain).
+:class:`ProcessPool` is a :class:`concurrent.futures.ProcessPoolExecutor` on an explicit start
+method (``fork``, ``forkserver`` -- the project default -- or ``spawn``), started once and never
+per generation. Its workers keep one state per run (see :mod:`.worker`); the runs given at
+construction are built by the ``initializer`` in every worker before the pool is up, so their
+errors surface there. The mp handler is the pool with its one run: a single run is a sweep of
+one.
 
 Why an executor rather than ``multiprocessing.Pool``: when a worker dies (SIGKILL, a segfault in
 an env, the OOM killer) ``Pool`` silently replaces it and the task it was running is lost, so
@@ -19,7 +21,8 @@ set-up) and the chunks that had not finished are computed again. Results are a p
 (genome, seeds, evaluation context), so they are identical. Each worker notes in shared memory
 which genome it is evaluating, so the parent knows what a dead worker was running; a genome whose
 evaluation killed its worker :data:`MAX_DEATHS` times (an env that segfaults on it) fails the
-generation with a ``RuntimeError`` naming its index and seed. Each recovery prints one line.
+request with a ``RuntimeError`` naming its index and seed (and run, in a sweep). Each recovery
+prints one line.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import multiprocessing
 import signal
 import threading
 from collections import Counter
-from concurrent.futures import Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
@@ -44,27 +47,260 @@ from neuro_evolution.evaluation.episode import (
 from neuro_evolution.evaluation.handlers import worker
 from neuro_evolution.evaluation.handlers.base import (
     EvaluationHandler,
-    check_batch,
     check_parallel_options,
     chunks_per_worker_for,
-    split_chunks,
+    sigint_ignored,
 )
 from neuro_evolution.evaluation.handlers.options import (
     START_METHODS,
     EvaluationConfig,
     option_path,
 )
+from neuro_evolution.evaluation.handlers.pool import Chunk, RunPool
 from neuro_evolution.evaluation.handlers.registry import register_handler
 from neuro_evolution.support.console import info
 from neuro_evolution.support.errors import ConfigError
 
-STARTUP_SECONDS = 120.0  # for every worker to set up (make its env) and check in
+STARTUP_SECONDS = 120.0  # for every worker to set up (make its envs) and check in
 MAX_DEATHS = 3  # times one genome (or vectorized chunk) may kill its worker before it fails
+RUN = ""  # the run id of the handler's one run (unnamed in messages)
+
+
+class ProcessPool(RunPool):
+    """A process pool whose workers keep a state per run; a dead worker is replaced and the
+    chunks it took down are computed again (see the module docstring).
+
+    ``runs`` are registered and built in every worker at every start of the pool; the others
+    reach a worker with its first chunk of them. A worker keeps up to ``capacity`` run states
+    and runs at ``niceness``.
+    """
+
+    def __init__(
+        self,
+        workers_count: int,
+        start_method: str,
+        capacity: int = 1,
+        vectorize: bool = False,
+        *,
+        chunks_per_slot: int = 1,
+        runs: dict[str, tuple[BrainTemplate, RunnerSpec]] | None = None,
+        niceness: int = 0,
+    ) -> None:
+        super().__init__(workers_count, vectorize, chunks_per_slot)
+        self.start_method = start_method
+        self._capacity = capacity
+        self._niceness = niceness
+        self._setups: dict[str, worker.RunSetup] = {}
+        for run_id, (template, spec) in (runs or {}).items():
+            self.register(run_id, template, spec)
+        self._preload = dict(self._setups)
+        self._in_flight: dict[Future, Chunk] = {}
+        self._deaths: Counter[tuple[int, int, int]] = Counter()  # (ticket, first, last) -> deaths
+        self._executor: ProcessPoolExecutor | None = None
+        self._processes: dict[int, Any] = {}  # pid -> multiprocessing.Process of every worker
+        self._progress: Any = None  # per worker: (pid, chunk number, genome offset)
+        self._broken: str | None = None
+        try:
+            self._start_pool()
+        except BaseException:
+            self.close()
+            raise
+
+    # --- the RunPool side ---------------------------------------------------------------------
+    def _register(self, run_id: str, template: BrainTemplate, spec: RunnerSpec) -> None:
+        self._setups[run_id] = (template, spec, self.vectorize)
+
+    def _unregister(self, run_id: str) -> None:
+        self._setups.pop(run_id, None)
+
+    def _submit_chunk(self, chunk: Chunk, setup: worker.RunSetup | None = None) -> None:
+        if self._broken is not None:
+            raise RuntimeError(self._broken)
+        if self._executor is None:
+            raise RuntimeError("the process pool is closed")
+        args = (chunk.number, chunk.run_id, setup, chunk.genomes, chunk.seeds, chunk.context)
+        try:
+            future = self._executor.submit(worker.evaluate_chunk, *args)
+        except BrokenProcessPool as error:  # a worker died while idle: the next wait recovers
+            future = Future()
+            future.set_exception(error)
+        self._in_flight[future] = chunk
+
+    def _wait_chunks(self, timeout: float | None) -> None:
+        if self._broken is not None:
+            raise RuntimeError(self._broken)
+        done, _ = wait(list(self._in_flight), timeout=timeout, return_when=FIRST_COMPLETED)
+        if any(_broke(future) for future in done):
+            self._recover()
+            return
+        for future in done:
+            self._collect(future)
+
+    def _collect(self, future: Future) -> None:
+        """Hand a finished chunk's results on; send it again with its run's setup to a worker
+        that lacked the run's state."""
+        chunk = self._in_flight.pop(future)
+        try:
+            timed = future.result()
+        except worker.RunStateMissing:
+            self._submit_chunk(chunk, self._setups[chunk.run_id])
+            return
+        except BaseException:
+            self._cancel(chunk.ticket)
+            raise
+        self._chunk_done(chunk, timed)
+
+    def _cancel(self, ticket: int) -> None:
+        super()._cancel(ticket)
+        for future, chunk in list(self._in_flight.items()):
+            if chunk.ticket == ticket:
+                future.cancel()
+                del self._in_flight[future]
+
+    def close(self) -> None:
+        """Shut the pool down and wait for every worker to exit (no zombies left behind)."""
+        self._shutdown()
+        self._in_flight.clear()
+        self._processes = {}
+
+    def describe(self) -> str:
+        mode = ", vectorized" if self.vectorize else ""
+        return f"mp: {self.slots} worker processes shared by the runs ({self.start_method}{mode})"
+
+    @property
+    def worker_pids(self) -> list[int]:
+        """Pids of the pool's live worker processes."""
+        return sorted(pid for pid, p in self._processes.items() if p.exitcode is None)
+
+    @property
+    def evaluating_pids(self) -> list[int]:
+        """Pids of the live workers evaluating a genome now (as noted in their progress slots)."""
+        noted = self._noted_chunks()
+        return [pid for pid in self.worker_pids if pid in noted and noted[pid][1] >= 0]
+
+    # --- starting -----------------------------------------------------------------------------
+    def _start_pool(self) -> None:
+        """A new executor, every worker up (its preloaded runs built) before this returns."""
+        context = multiprocessing.get_context(self.start_method)
+        started = context.Barrier(self.slots)
+        self._progress = context.Array("q", worker.PROGRESS_FIELDS * self.slots, lock=False)
+        initargs = (self._preload, self._capacity, self._niceness, started, self._progress)
+        with sigint_ignored():  # processes start here, and ignore Ctrl-C from their first moment
+            self._executor = ProcessPoolExecutor(
+                max_workers=self.slots,
+                mp_context=context,
+                initializer=worker.init_process,
+                initargs=initargs,
+            )
+            # One warm-up task per worker (they wait for each other) starts every process now,
+            # names every worker's pid and re-raises an initializer error before a broken barrier.
+            ready = [
+                self._executor.submit(worker.process_ready, STARTUP_SECONDS)
+                for _ in range(self.slots)
+            ]
+        wait(ready)
+        ready.sort(key=lambda f: isinstance(f.exception(), threading.BrokenBarrierError))
+        try:
+            pids = {future.result() for future in ready}
+        except BrokenProcessPool:
+            self._broken = self._describe_death("starting up")
+            raise RuntimeError(self._broken) from None
+        self._processes = {p.pid: p for p in multiprocessing.active_children() if p.pid in pids}
+
+    # --- recovery from a dead worker ----------------------------------------------------------
+    def _recover(self) -> None:
+        """Name what each dead worker was evaluating, fail a genome that keeps killing workers,
+        else start a new pool: the chunks that came back are kept, the lost ones sent again
+        (one console line)."""
+        noted = self._noted_chunks()
+        self._shutdown()  # every future is done now: with its result, or broken
+        self._deaths = Counter({k: n for k, n in self._deaths.items() if k[0] in self._pending})
+        lines = [self._blame(pid, code, noted.get(pid)) for pid, code in self._dead_exit_codes()]
+        for ticket, pending in self._pending.items():  # bounded even with no culprit
+            breaks = sum(n for key, n in self._deaths.items() if key[0] == ticket)
+            if breaks >= MAX_DEATHS * len(pending.chunks):
+                self._broken = f"mp: the process pool broke {breaks} times in one batch"
+                raise RuntimeError(self._broken)
+        in_flight, self._in_flight = self._in_flight, {}
+        self._start_pool()
+        died = "; ".join(lines) or "a worker died (pid unknown)"
+        lost = sum(map(_broke, in_flight))
+        info(f"mp: {died}; a new pool recomputes the {lost} unfinished chunks")
+        for future, chunk in in_flight.items():
+            if _broke(future):
+                self._submit_chunk(chunk)
+            else:
+                self._in_flight[future] = chunk
+                self._collect(future)
+
+    def _blame(self, pid: int, code: int, noted: tuple[int, int] | None) -> str:
+        """Count a death against the genomes the worker was evaluating (against every open
+        request when it was idle): the recovery line's part for it, or the error when they
+        killed their worker MAX_DEATHS times."""
+        chunk, first, last = self._culprit(noted)
+        if chunk is None:
+            what = "not evaluating a genome"
+            for ticket in self._pending:
+                self._deaths[(ticket, -1, -1)] += 1
+        else:
+            what = _genomes_text(chunk, first, last)
+            self._deaths[(chunk.ticket, first, last)] += 1
+            if self._deaths[(chunk.ticket, first, last)] >= MAX_DEATHS:
+                self._broken = (
+                    f"mp: {what} killed its worker process {MAX_DEATHS} times (last: pid {pid}, "
+                    f"exit code {_exit_text(code)}); evaluating it again would kill the next one"
+                )
+                raise RuntimeError(self._broken)
+        return f"worker pid {pid} died (exit code {_exit_text(code)}) while {what}"
+
+    def _culprit(self, noted: tuple[int, int] | None) -> tuple[Chunk | None, int, int]:
+        """(chunk, first, last genome index in its request) a worker was evaluating, from what
+        it noted; (None, -1, -1) when it was idle or unknown."""
+        if noted is None or noted[1] == worker.NOT_EVALUATING:
+            return None, -1, -1
+        number, offset = noted
+        chunk = next((c for c in self._in_flight.values() if c.number == number), None)
+        if chunk is None:
+            return None, -1, -1
+        if offset == worker.WHOLE_CHUNK:  # a vectorized chunk: the whole chunk is the suspect
+            return chunk, chunk.first, chunk.first + len(chunk.genomes) - 1
+        return chunk, chunk.first + offset, chunk.first + offset
+
+    def _noted_chunks(self) -> dict[int, tuple[int, int]]:
+        """pid -> (chunk number, genome offset) noted in its progress slot."""
+        values, step = list(self._progress or ()), worker.PROGRESS_FIELDS
+        return {values[i]: (values[i + 1], values[i + 2]) for i in range(0, len(values), step)}
+
+    def _dead_exit_codes(self) -> list[tuple[int, int]]:
+        """(pid, exit code) of the workers that died by themselves (after ``_shutdown``)."""
+        # The executor SIGTERMs the surviving workers after a death: those are not the culprit.
+        codes = {pid: p.exitcode for pid, p in self._processes.items() if p.exitcode}
+        dead = {pid: c for pid, c in codes.items() if c != -signal.SIGTERM} or codes
+        return sorted(dead.items())
+
+    def _describe_death(self, doing: str) -> str:
+        """Shut the broken pool down, then name the worker(s) that died."""
+        self._shutdown()
+        dead = self._dead_exit_codes()
+        if dead:
+            who = ", ".join(f"pid {pid} (exit code {_exit_text(c)})" for pid, c in dead)
+        else:
+            who = "a worker (pid unknown)"
+        return f"mp worker {who} died while {doing}"
+
+    def _shutdown(self) -> None:
+        """Shut the executor down and join every worker it ever started."""
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+        for process in self._processes.values():
+            process.join(timeout=5)
 
 
 @register_handler("mp")
 class MultiprocessingHandler(EvaluationHandler):
-    """Evaluates chunks of genomes in a persistent pool of ``workers`` processes."""
+    """Evaluates chunks of genomes in a persistent pool of ``workers`` processes: a
+    :class:`ProcessPool` with one run."""
 
     def __init__(
         self,
@@ -93,11 +329,7 @@ class MultiprocessingHandler(EvaluationHandler):
         self.start_method = start_method
         self.vectorize = vectorize
         self.chunks_per_worker = chunks_per_worker
-        self._executor: ProcessPoolExecutor | None = None
-        self._processes: dict[int, Any] = {}  # pid -> multiprocessing.Process of every worker
-        self._broken: str | None = None
-        self._setup: tuple[BrainTemplate, RunnerSpec] | None = None
-        self._progress: Any = None  # per worker: (pid, genome being evaluated), shared memory
+        self._pool: ProcessPool | None = None
 
     @classmethod
     def from_config(cls, section: EvaluationConfig) -> MultiprocessingHandler:
@@ -107,7 +339,6 @@ class MultiprocessingHandler(EvaluationHandler):
             vectorize=section.vectorize,
         )
 
-    # --- lifecycle ---------------------------------------------------------------------------
     def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
         """Start the pool; every worker builds its state before this returns (errors surface here).
 
@@ -116,71 +347,28 @@ class MultiprocessingHandler(EvaluationHandler):
         self.close()
         if self.vectorize:
             worker.check_vectorize(template, spec)  # fail or warn here, not in every worker
-        self._setup = (template, spec)
-        self._start_pool()
-
-    def _start_pool(self) -> None:
-        """A new pool for the set-up of :meth:`start`, every worker up before this returns."""
-        assert self._setup is not None
-        self._broken = None
-        context = multiprocessing.get_context(self.start_method)
-        started = context.Barrier(self.workers)
-        self._progress = context.Array("q", 2 * self.workers, lock=False)
-        self._executor = ProcessPoolExecutor(
-            max_workers=self.workers,
-            mp_context=context,
-            initializer=worker.init_process,
-            initargs=(*self._setup, self.vectorize, started, self._progress),
+        self._pool = ProcessPool(
+            self.workers,
+            self.start_method,
+            vectorize=self.vectorize,
+            chunks_per_slot=self.chunks_per_worker,
+            runs={RUN: (template, spec)},
         )
-        # One warm-up task per worker (they wait for each other) starts every process now,
-        # names every worker's pid and re-raises an initializer error before a broken barrier.
-        ready = [
-            self._executor.submit(worker.process_ready, STARTUP_SECONDS)
-            for _ in range(self.workers)
-        ]
-        wait(ready)
-        ready.sort(key=lambda f: isinstance(f.exception(), threading.BrokenBarrierError))
-        pids = set(self._collect(ready, "starting up"))
-        self._processes = {p.pid: p for p in multiprocessing.active_children() if p.pid in pids}
 
     def batch_evaluate(
         self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
     ) -> list[EvaluationResult]:
         """Results in submission order; the chunks of a dead worker are computed again on a new
         pool (see the module docstring), a genome that keeps killing workers fails."""
-        if self._broken is not None:
-            raise RuntimeError(self._broken)
-        if self._executor is None:
+        if self._pool is None:
             raise RuntimeError("MultiprocessingHandler.start() was not called")
-        genomes, seeds = check_batch(genomes, seeds)
-        slices = split_chunks(len(genomes), self.workers * self.chunks_per_worker)
-        chunks: dict[int, list[EvaluationResult]] = {}
-        deaths: Counter[tuple[int, int]] = Counter()  # (first, last) genome index -> deaths
-        while len(chunks) < len(slices):
-            futures: dict[int, Future] = {}
-            try:
-                for index, part in enumerate(slices):
-                    if index not in chunks:
-                        futures[index] = self._executor.submit(
-                            worker.evaluate_chunk, genomes[part], seeds[part], context, part.start
-                        )
-                for index, future in futures.items():
-                    chunks[index] = future.result()
-            except BrokenProcessPool:
-                for index, future in futures.items():
-                    if future.done() and not future.cancelled() and future.exception() is None:
-                        chunks[index] = future.result()
-                self._recover(deaths, seeds, slices, len(slices) - len(chunks))
-            except BaseException:
-                for future in futures.values():
-                    future.cancel()
-                raise
-        return [result for index in range(len(slices)) for result in chunks[index]]
+        return self._pool.evaluate(RUN, genomes, seeds, context)
 
     def close(self) -> None:
         """Shut the pool down and wait for every worker to exit (no zombies left behind)."""
-        self._shutdown()
-        self._processes = {}
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
 
     def describe(self) -> str:
         """E.g. ``mp: 2 worker processes (forkserver)``."""
@@ -190,107 +378,22 @@ class MultiprocessingHandler(EvaluationHandler):
     @property
     def worker_pids(self) -> list[int]:
         """Pids of the pool's live worker processes."""
-        return sorted(pid for pid, p in self._processes.items() if p.exitcode is None)
-
-    # --- recovery from a dead worker ----------------------------------------------------------
-    def _recover(
-        self,
-        deaths: Counter[tuple[int, int]],
-        seeds: np.ndarray,
-        slices: list[slice],
-        unfinished: int,
-    ) -> None:
-        """Name what each dead worker was evaluating, fail a genome that keeps killing workers,
-        else start a new pool (one console line)."""
-        noted = self._noted_genomes()
-        self._shutdown()
-        dead = self._dead_exit_codes()
-        lines = []
-        for pid, code in sorted(dead.items()):
-            first, last = _culprit(noted.get(pid, worker.NOT_EVALUATING), slices)
-            what = _genomes_text(first, last, seeds)
-            deaths[(first, last)] += 1
-            if first >= 0 and deaths[(first, last)] >= MAX_DEATHS:
-                self._broken = (
-                    f"mp: {what} killed its worker process {MAX_DEATHS} times (last: pid {pid}, "
-                    f"exit code {_exit_text(code)}); evaluating it again would kill the next one"
-                )
-                raise RuntimeError(self._broken)
-            lines.append(f"worker pid {pid} died (exit code {_exit_text(code)}) while {what}")
-        if sum(deaths.values()) >= MAX_DEATHS * len(slices):  # bounded even with no culprit
-            self._broken = f"mp: the process pool broke {sum(deaths.values())} times in one batch"
-            raise RuntimeError(self._broken)
-        self._start_pool()
-        died = "; ".join(lines) or "a worker died (pid unknown)"
-        info(f"mp: {died}; a new pool recomputes the {unfinished} unfinished chunks")
-
-    def _noted_genomes(self) -> dict[int, int]:
-        """pid -> the genome index noted in its progress slot (see ``worker.evaluate_chunk``)."""
-        if self._progress is None:
-            return {}
-        values = list(self._progress)
-        return {values[i]: values[i + 1] for i in range(0, len(values), 2) if values[i]}
-
-    def _dead_exit_codes(self) -> dict[int, int]:
-        """pid -> exit code of the workers that died by themselves (after ``_shutdown``)."""
-        # The executor SIGTERMs the surviving workers after a death: those are not the culprit.
-        codes = {pid: p.exitcode for pid, p in self._processes.items() if p.exitcode}
-        return {pid: c for pid, c in codes.items() if c != -signal.SIGTERM} or codes
-
-    # --- internals ---------------------------------------------------------------------------
-
-    def _shutdown(self) -> None:
-        """Shut the executor down and join every worker it ever started."""
-        executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
-        for process in self._processes.values():
-            process.join(timeout=5)
-
-    def _collect(self, futures: list[Future], doing: str) -> list[Any]:
-        try:
-            return [future.result() for future in futures]
-        except BrokenProcessPool:
-            self._broken = self._describe_death(doing)
-            raise RuntimeError(self._broken) from None
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
-
-    def _describe_death(self, doing: str) -> str:
-        """Shut the broken pool down, then name the worker(s) that died."""
-        self._shutdown()
-        dead = self._dead_exit_codes()
-        if dead:
-            who = ", ".join(
-                f"pid {pid} (exit code {_exit_text(c)})" for pid, c in sorted(dead.items())
-            )
-        else:
-            who = "a worker (pid unknown)"
-        return f"mp worker {who} died while {doing}"
+        return [] if self._pool is None else self._pool.worker_pids
 
 
-def _culprit(noted: int, slices: list[slice]) -> tuple[int, int]:
-    """(first, last) genome index a worker was evaluating from its noted value; (-1, -1) when
-    it was idle or unknown."""
-    if noted >= 0:
-        return noted, noted
-    if noted <= worker.UNKNOWN_GENOME:  # a vectorized chunk: the whole chunk is the suspect
-        first = worker.UNKNOWN_GENOME - noted
-        for part in slices:
-            if part.start == first:
-                return first, part.stop - 1
-    return -1, -1
+def _broke(future: Future) -> bool:
+    """Whether the chunk of ``future`` was lost with a broken pool (or cancelled with it)."""
+    return future.cancelled() or isinstance(future.exception(), BrokenProcessPool)
 
 
-def _genomes_text(first: int, last: int, seeds: np.ndarray) -> str:
-    """E.g. ``evaluating genome 17 (seed 123)``."""
-    if first < 0:
-        return "not evaluating a genome"
+def _genomes_text(chunk: Chunk, first: int, last: int) -> str:
+    """E.g. ``evaluating genome 17 (seed 123)``, `` of run NAME`` in a sweep."""
+    seed_first = int(chunk.seeds[first - chunk.first])
+    seed_last = int(chunk.seeds[last - chunk.first])
+    of_run = f" of run {chunk.run_id}" if chunk.run_id else ""
     if first == last:
-        return f"evaluating genome {first} (seed {int(seeds[first])})"
-    return f"evaluating genomes {first}..{last} (seeds {int(seeds[first])}..{int(seeds[last])})"
+        return f"evaluating genome {first} (seed {seed_first}){of_run}"
+    return f"evaluating genomes {first}..{last} (seeds {seed_first}..{seed_last}){of_run}"
 
 
 def _exit_text(code: int) -> str:

@@ -1,15 +1,21 @@
 """Worker-side helpers of the parallel handlers: per-process state built once, used per chunk.
 
-The multiprocessing handler's pool ``initializer`` is :func:`init_process`; it receives the
-template and the :class:`~neuro_evolution.evaluation.episode.RunnerSpec` explicitly (pickled),
-so nothing relies on ``fork`` copying the parent's memory. The Dask handler builds its states
-with :func:`make_worker_state` inside a worker plugin.
+A process of the mp pool (:mod:`.multiprocessing`, shared by a run or by the runs of a sweep)
+keeps one state per run id, least recently used first out beyond its capacity. Its
+``initializer`` :func:`init_process` receives the setups (template and
+:class:`~neuro_evolution.evaluation.episode.RunnerSpec`) of the runs to build at once, explicitly
+(pickled), so nothing relies on ``fork`` copying the parent's memory; a task of a run the worker
+holds no state for raises :class:`RunStateMissing`, and the parent sends the chunk again with
+the run's setup. The Dask handler builds its states with :func:`make_worker_state` inside a
+worker plugin.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import time
+from collections import OrderedDict
 from multiprocessing import util
 from typing import Any, Protocol
 
@@ -75,32 +81,47 @@ def check_vectorize(template: BrainTemplate, spec: RunnerSpec) -> None:
 
 
 # --- multiprocessing worker processes -------------------------------------------------------
-_STATE: ChunkEvaluator | None = None
+RunSetup = tuple[BrainTemplate, RunnerSpec, bool]  # template, spec, vectorize
+TimedResults = tuple[list[EvaluationResult], float]  # a chunk's results, seconds it took
+
+
+class RunStateMissing(Exception):
+    """This worker holds no state for the run: send the chunk again with its setup."""
+
+    def __init__(self, run_id: str):
+        super().__init__(run_id)
+        self.run_id = run_id
+
+
+_STATES: OrderedDict[str, ChunkEvaluator] = OrderedDict()  # run id -> state, least recent first
+_CAPACITY = 1
 _INIT_ERROR: BaseException | None = None
 _STARTED: Any = None  # a multiprocessing Barrier of all the pool's workers
-_PROGRESS: Any = None  # shared int64 array: per worker slot (pid, genome index being evaluated)
+_PROGRESS: Any = None  # shared int64 array: per worker slot (pid, chunk number, genome offset)
 _SLOT: int | None = None  # this worker's slot in _PROGRESS (its index at the start-up barrier)
-NOT_EVALUATING = -1  # a slot's genome index while its worker is idle
-UNKNOWN_GENOME = -2  # a vectorized chunk runs all its genomes at once: only the chunk is known
+PROGRESS_FIELDS = 3  # int64 per worker slot in the progress array
+NOT_EVALUATING = -1  # a slot's genome offset while its worker is idle
+WHOLE_CHUNK = -2  # a vectorized chunk runs all its genomes at once: only the chunk is known
 
 
 def init_process(
-    template: BrainTemplate,
-    spec: RunnerSpec,
-    vectorize: bool,
-    started: Any = None,
-    progress: Any = None,
+    setups: dict[str, RunSetup],
+    capacity: int,
+    niceness: int,
+    started: Any,
+    progress: Any,
 ) -> None:
-    """Pool initializer: build this process's state once for the whole run.
+    """Pool initializer: build the states of ``setups`` now; keep up to ``capacity`` run states.
 
-    An error is kept and re-raised by the first task instead of raised here, so it reaches the
-    parent as an ordinary exception with its traceback (an initializer that raises only kills
-    the worker, and the parent would learn nothing but "a process died").
+    An error is kept and re-raised by every task instead of raised here, so it reaches the parent
+    as an ordinary exception with its traceback (an initializer that raises only kills the
+    worker, and the parent would learn nothing but "a process died").
 
-    ``progress`` (two int64 per worker) is where a worker notes the genome it is evaluating, so
-    that the parent can name the genome a dead worker was running.
+    ``progress`` (:data:`PROGRESS_FIELDS` int64 per worker) is where a worker notes the genome
+    it is evaluating, so that the parent can name the genome a dead worker was running.
     """
-    global _STATE, _INIT_ERROR, _STARTED, _PROGRESS
+    global _CAPACITY, _INIT_ERROR, _STARTED, _PROGRESS
+    _CAPACITY = max(1, capacity, len(setups))
     _STARTED = started
     _PROGRESS = progress
     # Ctrl-C in a terminal reaches the whole process group: only the parent handles it (it
@@ -109,21 +130,39 @@ def init_process(
     # A forked worker inherits the parent's SIGTERM handler (train's stop request); the pool
     # ends its workers with SIGTERM, which must end them.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if niceness:
+        os.nice(niceness)
+    # multiprocessing children leave through os._exit (atexit does not run); Finalize does.
+    util.Finalize(None, close_states, exitpriority=10)
     try:
-        _STATE = make_worker_state(template, spec, vectorize)
+        for run_id, setup in setups.items():
+            run_state(run_id, setup)
     except Exception as error:  # re-raised by every task of this worker
         _INIT_ERROR = error
-        return
-    # multiprocessing children leave through os._exit (atexit does not run); Finalize does.
-    util.Finalize(None, _STATE.close, exitpriority=10)
 
 
-def _state() -> ChunkEvaluator:
-    if _STATE is None:
-        if _INIT_ERROR is not None:
-            raise _INIT_ERROR
-        raise RuntimeError("this worker process was not set up by init_process")
-    return _STATE
+def close_states() -> None:
+    """Close every run state's env (at worker exit)."""
+    while _STATES:
+        _STATES.popitem(last=False)[1].close()
+
+
+def run_state(run_id: str, setup: RunSetup | None) -> ChunkEvaluator:
+    """This worker's state of ``run_id``, made from ``setup`` when it has none yet; the least
+    recently used state goes when more than the capacity are kept."""
+    if _INIT_ERROR is not None:
+        raise _INIT_ERROR
+    state = _STATES.get(run_id)
+    if state is not None:
+        _STATES.move_to_end(run_id)
+        return state
+    if setup is None:
+        raise RunStateMissing(run_id)
+    state = make_worker_state(*setup)
+    _STATES[run_id] = state
+    while len(_STATES) > _CAPACITY:
+        _STATES.popitem(last=False)[1].close()
+    return state
 
 
 def process_ready(timeout: float) -> int:
@@ -133,51 +172,49 @@ def process_ready(timeout: float) -> int:
     others), so the parent learns the pid of every worker of the pool. A worker that cannot set
     up breaks the barrier, so the others fail at once instead of waiting for it.
     """
-    try:
-        _state()
-    except BaseException:
-        if _STARTED is not None:
-            _STARTED.abort()
-        raise
-    if _STARTED is not None:
-        global _SLOT
-        _SLOT = _STARTED.wait(timeout)  # a distinct index 0 .. workers-1
-        _note(NOT_EVALUATING)
+    global _SLOT
+    if _INIT_ERROR is not None:
+        _STARTED.abort()
+        raise _INIT_ERROR
+    _SLOT = _STARTED.wait(timeout)  # a distinct index 0 .. workers-1
+    _note(0, NOT_EVALUATING)
     return os.getpid()
 
 
-def _note(genome_index: int) -> None:
-    """Note in this worker's progress slot which genome it is evaluating now."""
-    if _PROGRESS is not None and _SLOT is not None:
-        _PROGRESS[2 * _SLOT] = os.getpid()
-        _PROGRESS[2 * _SLOT + 1] = genome_index
+def _note(chunk_number: int, genome_offset: int) -> None:
+    """Note in this worker's progress slot which genome of which chunk it is evaluating now."""
+    if _SLOT is not None:
+        base = PROGRESS_FIELDS * _SLOT
+        _PROGRESS[base : base + PROGRESS_FIELDS] = [os.getpid(), chunk_number, genome_offset]
 
 
 def evaluate_chunk(
+    chunk_number: int,
+    run_id: str,
+    setup: RunSetup | None,
     genomes: np.ndarray,
     seeds: np.ndarray,
     context: EvaluationContext = TRAINING,
-    first_index: int | None = None,
-) -> list[EvaluationResult]:
-    """Evaluate one chunk of genomes with this process's state.
+) -> TimedResults:
+    """The mp task: evaluate one chunk of ``run_id`` with this worker's state of it, and the
+    seconds that took (:class:`RunStateMissing` when the worker has none and ``setup`` is None).
 
-    With ``first_index`` (the chunk's first genome index in the population) the worker notes
-    each genome in its progress slot before evaluating it, one genome at a time (the same
-    results: evaluations are independent); a vectorized chunk notes only its first genome.
+    The worker notes each genome in its progress slot before evaluating it, one genome at a time
+    (the same results: evaluations are independent); a vectorized chunk notes only the chunk.
     """
-    state = _state()
-    if first_index is None or _PROGRESS is None:
-        return state.evaluate(genomes, seeds, context)
+    start = time.perf_counter()
+    state = run_state(run_id, setup)
     try:
         if not isinstance(state, WorkerState):  # lockstep: the chunk is one evaluation
-            _note(UNKNOWN_GENOME - first_index)
-            return state.evaluate(genomes, seeds, context)
-        results = []
-        for offset in range(len(genomes)):
-            _note(first_index + offset)
-            results += state.evaluate(
-                genomes[offset : offset + 1], seeds[offset : offset + 1], context
-            )
-        return results
+            _note(chunk_number, WHOLE_CHUNK)
+            results = state.evaluate(genomes, seeds, context)
+        else:
+            results = []
+            for offset in range(len(genomes)):
+                _note(chunk_number, offset)
+                results += state.evaluate(
+                    genomes[offset : offset + 1], seeds[offset : offset + 1], context
+                )
     finally:
-        _note(NOT_EVALUATING)
+        _note(chunk_number, NOT_EVALUATING)
+    return results, time.perf_counter() - start
