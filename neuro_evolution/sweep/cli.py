@@ -19,14 +19,17 @@ import sys
 from pathlib import Path
 
 from neuro_evolution.cli import (
+    EXIT_FAILED,
     StopRequest,
     add_override_arguments,
     apply_overrides,
+    error_line,
+    first_line,
     one_line_warnings,
     run_cli,
     stop_signals,
 )
-from neuro_evolution.support.errors import UserError
+from neuro_evolution.support.errors import USER_ERRORS, UserError
 from neuro_evolution.sweep.grid import (
     RunPlan,
     expand_grid,
@@ -150,6 +153,18 @@ def main(argv: list[str] | None = None) -> int:
             runner = Sweep(plans, directory, pool, parallel, request.requested, progress)
             with stop_signals(request), request.graceful(), one_line_warnings(PROGRAM):
                 summary = runner.run()
+        except USER_ERRORS + (KeyboardInterrupt,):
+            raise
+        except Exception as error:  # a generation failed: one line, every run keeps its checkpoint
+            progress.close()
+            error_line(PROGRAM, f"{type(error).__name__}: {first_line(error)}")
+            print(
+                f"{PROGRAM}: every run keeps its last checkpoint; run the same command again to "
+                "continue",
+                file=sys.stderr,
+                flush=True,
+            )
+            return EXIT_FAILED
         finally:
             progress.close()
             pool.close()
