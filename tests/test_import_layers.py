@@ -21,6 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "neuro_evolution"
 # them).
 LAYERS: list[set[str]] = [
     {"support"},  # imports nothing of the package
+    {"envs"},  # the envs the package ships: Gymnasium, numpy and support only
     {"", "config", "run"},  # the package inits (the package's own imports support.console)
     {"config.schema"},
     {"config.registry", "config.importing", "normalization"},
