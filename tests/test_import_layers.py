@@ -23,6 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "neuro_evolution"
 # them).
 LAYERS: list[set[str]] = [
     {"support"},  # imports nothing of the package
+    {"envs"},  # the envs the package ships: Gymnasium, numpy and support only
     {"", "config", "run"},  # the package inits (the package's own imports support.console)
     {"config.schema"},
     {"config.registry", "config.importing", "normalization"},
@@ -233,6 +234,7 @@ REGENERATE = "regenerate it with: python tests/test_import_layers.py --write"
 GROUP_PURPOSES: dict[str, str] = {
     "support": "errors, frozen classes, the seed derivation, atomic writes, signal handling, "
     "console lines: what every layer may use",
+    "envs": "envs the package ships (double-pole balancing), registered with Gymnasium on import",
     "": "the lazy front door: `from neuro_evolution import Experiment` loads only what it names",
     "config": "the config package's `__init__` (a docstring; its modules are groups of their own)",
     "run": "the run package's `__init__` (a docstring; its modules are groups of their own)",

@@ -127,12 +127,19 @@ def _native_adapters() -> dict[type, NativeAdapter]:
     """Native vector env classes whose resets can be made seed-exact (see module docstring)."""
     from gymnasium.envs.classic_control.cartpole import CartPoleVectorEnv
 
+    from neuro_evolution.envs.double_pole_vector import DoublePoleVectorEnv
+
     return {
         CartPoleVectorEnv: NativeAdapter(
             read_state=lambda env: np.array(env.unwrapped.state, dtype=np.float64),
             load_states=_cartpole_load_states,
             incompatibility=_cartpole_incompatibility,
-        )
+        ),
+        DoublePoleVectorEnv: NativeAdapter(  # the package's own envs carry their adapter
+            read_state=DoublePoleVectorEnv.reset_state_of,
+            load_states=DoublePoleVectorEnv.load_reset_states,
+            incompatibility=DoublePoleVectorEnv.incompatibility,
+        ),
     }
 
 

@@ -1,0 +1,48 @@
+"""Envs the package ships, registered with Gymnasium when this package is imported.
+
+- ``neuro_evolution/DoublePole-v0``: double-pole balancing with all six state variables observed
+  (Markov), standard fitness (balanced steps), up to 100,000 steps; validation is the long test
+  (100,000 steps from the standard start; mean 1.0 = solved);
+- ``neuro_evolution/DoublePoleNonMarkov-v0``: only x, theta_1, theta_2 observed, Gruau et al.'s
+  damping fitness over 1000 steps; validation is the 625-state generalization test (with 625
+  validation episodes, mean >= 0.32, i.e. 200 of 625 balanced = solved).
+
+Name them in a config as ``neuro_evolution.envs:neuro_evolution/DoublePole-v0`` (see
+``docs/environments.md``). Both have a native numpy vector env for the vectorized handler.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+ENTRY_POINT = "neuro_evolution.envs.double_pole:DoublePoleEnv"
+VECTOR_ENTRY_POINT = "neuro_evolution.envs.double_pole_vector:DoublePoleVectorEnv"
+ENV_KWARGS = {
+    "neuro_evolution/DoublePole-v0": {
+        "markov": True,
+        "fitness": "standard",
+        "max_steps": 100_000,
+        "validation": "long",
+    },
+    "neuro_evolution/DoublePoleNonMarkov-v0": {
+        "markov": False,
+        "fitness": "damping",
+        "max_steps": 1000,
+        "validation": "generalization",
+    },
+}
+
+
+def register() -> None:
+    """Register the ids (once per process; the env keeps its own time, so no TimeLimit)."""
+    for env_id, kwargs in ENV_KWARGS.items():
+        if env_id not in gym.registry:
+            gym.register(
+                id=env_id,
+                entry_point=ENTRY_POINT,
+                vector_entry_point=VECTOR_ENTRY_POINT,
+                kwargs=kwargs,
+            )
+
+
+register()
