@@ -15,7 +15,7 @@ import math
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar, get_args, get_origin
+from typing import Any, Literal, TypeVar, dataclass_transform, get_args, get_origin
 
 from neuro_evolution.support.errors import ConfigError  # re-exported: config authors import it here
 from neuro_evolution.support.frozen import FrozenClassMeta, FrozenDict, frozen_dataclass
@@ -32,11 +32,6 @@ class ConfigBase(metaclass=FrozenClassMeta):
         """Raise :class:`ConfigError` (with ``path``) when fields disagree with each other."""
 
 
-def config_class(cls: type[T]) -> type[T]:
-    """Make ``cls`` (a :class:`ConfigBase` subclass) a frozen, slotted, keyword-only dataclass."""
-    return frozen_dataclass(cls)
-
-
 def option(
     default: Any = dataclasses.MISSING,
     *,
@@ -51,6 +46,15 @@ def option(
     if isinstance(default, list) or type(default) is dict:
         raise TypeError("use a tuple or a default_factory-free immutable default")
     return dataclasses.field(default=default, metadata=metadata)
+
+
+# ``option`` is not declared a field specifier: type checkers read a specifier's default only
+# from a ``default=`` keyword, and options pass it positionally, so every field would look
+# required. Undeclared, any ``= option(...)`` reads as a default, which is what the checker needs.
+@dataclass_transform(frozen_default=True, kw_only_default=True)
+def config_class(cls: type[T]) -> type[T]:
+    """Make ``cls`` (a :class:`ConfigBase` subclass) a frozen, slotted, keyword-only dataclass."""
+    return frozen_dataclass(cls)
 
 
 def did_you_mean(word: str, choices: typing.Iterable[str]) -> str:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABCMeta
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar, dataclass_transform, overload
 
 import numpy as np
 
 _SEALED = "_frozen_class_sealed_"
 
-T = TypeVar("T", bound=type)
+T = TypeVar("T")
 
 
 def _is_dunder(name: str) -> bool:
@@ -51,15 +52,27 @@ class FrozenABCMeta(FrozenClassMeta, ABCMeta):
     """:class:`FrozenClassMeta` for abstract base classes."""
 
 
-def frozen_dataclass(cls: T | None = None, /, **options: Any) -> Any:
+@overload
+def frozen_dataclass(cls: type[T], /) -> type[T]: ...
+
+
+@overload
+def frozen_dataclass(cls: None = None, /, **options: Any) -> Callable[[type[T]], type[T]]: ...
+
+
+@dataclass_transform(frozen_default=True, kw_only_default=True)
+def frozen_dataclass(
+    cls: type[T] | None = None, /, **options: Any
+) -> type[T] | Callable[[type[T]], type[T]]:
     """``dataclass(frozen=True, slots=True, kw_only=True)`` for a class with a frozen metaclass.
 
     The class is unsealed while ``dataclasses`` installs its fields, then sealed again.
     """
 
-    def wrap(klass: T) -> T:
+    def wrap(klass: type[T]) -> type[T]:
         type.__setattr__(klass, _SEALED, False)
-        made = dataclasses.dataclass(frozen=True, slots=True, kw_only=True, **options)(klass)
+        make = dataclasses.dataclass(frozen=True, slots=True, kw_only=True, **options)
+        made: type[T] = make(klass)
         type.__setattr__(made, _SEALED, True)
         return made
 
