@@ -36,7 +36,7 @@ class TensorBoardObserver:
         self.writer.add_event(Event(step=generation, wall_time=time.time(), session_log=start))
 
     def __call__(self, experiment: Experiment) -> None:
-        row = experiment.log[-1]
+        row = experiment.log[-1].to_dict()
         values = [
             self._summary.Value(tag=key, simple_value=value)
             for key, value in row_metrics(row).items()

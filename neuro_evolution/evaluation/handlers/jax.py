@@ -14,6 +14,7 @@ run the same state (``evaluation.vectorize: "jax"``): :class:`JaxWorkerState`.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -27,7 +28,11 @@ from neuro_evolution.evaluation.episode import (
     EvaluationResult,
     RunnerSpec,
 )
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler, check_batch
+from neuro_evolution.evaluation.handlers.base import (
+    EvaluationHandler,
+    HandlerStatistics,
+    check_batch,
+)
 from neuro_evolution.evaluation.handlers.options import (
     EvaluationConfig,
     option_path,
@@ -136,6 +141,26 @@ class JaxWorkerState:
         """Nothing to release: compiled programs go with the object."""
 
 
+@dataclasses.dataclass(frozen=True)
+class JaxStatistics(HandlerStatistics):
+    """A JAX session: its compilations and their seconds, and the evaluation seconds without
+    them with their env steps (validation included), so steps/s exclude compiling."""
+
+    compilations: int
+    compile_seconds: float
+    evaluation_seconds: float
+    env_steps: int
+
+    def summary_lines(self) -> list[str]:
+        seconds, steps = self.evaluation_seconds, self.env_steps
+        rate = f" = {steps / seconds:.4g} env steps/s" if seconds > 0 else ""
+        return [
+            f"jax: {self.compilations} compilations in {self.compile_seconds:.1f} s; "
+            f"evaluation without them: {steps} env steps (validation included) in "
+            f"{seconds:.1f} s{rate} (this session)"
+        ]
+
+
 @register_handler("jax")
 class JaxHandler(EvaluationHandler):
     """Evaluates the whole batch in this process as one compiled program (CPU, GPU or TPU)."""
@@ -143,7 +168,7 @@ class JaxHandler(EvaluationHandler):
     def __init__(self, precision: str = "float32") -> None:
         self.precision = precision
         self._worker: JaxWorkerState | None = None
-        self._statistics: dict[str, float | int] = {}  # kept after close, for the summary
+        self._statistics = HandlerStatistics()  # kept after close, for the summary
 
     @classmethod
     def from_config(cls, section: EvaluationConfig) -> JaxHandler:
@@ -166,18 +191,18 @@ class JaxHandler(EvaluationHandler):
             self._worker.close()
             self._worker = None
 
-    def statistics(self) -> dict[str, float | int]:
-        """Compilations, their seconds, the evaluation seconds without them and their env steps
-        (validation included) of this session (the last session's after :meth:`close`)."""
+    def statistics(self) -> HandlerStatistics:
+        """This session's :class:`JaxStatistics` (the last session's after :meth:`close`; the
+        empty base record before the first :meth:`start`)."""
         if self._worker is None:
-            return dict(self._statistics)
+            return self._statistics
         program = self._worker.program
-        return {
-            "compilations": program.compilations,
-            "compile_seconds": round(program.compile_seconds, 3),
-            "evaluation_seconds": round(self._worker.evaluation_seconds, 3),
-            "env_steps": self._worker.env_steps,
-        }
+        return JaxStatistics(
+            compilations=program.compilations,
+            compile_seconds=round(program.compile_seconds, 3),
+            evaluation_seconds=round(self._worker.evaluation_seconds, 3),
+            env_steps=self._worker.env_steps,
+        )
 
     def describe(self) -> str:
         if self._worker is None:
