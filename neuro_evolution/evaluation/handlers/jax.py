@@ -24,6 +24,7 @@ from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.config.importing import import_extra
 from neuro_evolution.evaluation.episode import (
     TRAINING,
+    EpisodeOutcome,
     EvaluationContext,
     EvaluationResult,
     RunnerSpec,
@@ -97,35 +98,36 @@ class JaxWorkerState:
         record = self.spec.observation_normalization is not None and not context.validation
         with self._precision():
             params = self.program.brain.params(genomes, self.program.dtype)
-            arrays = self.program.run(
+            output = self.program.run(
                 params,
                 keys,
                 None if scaler is None else (scaler.mean, scaler.scale, scaler.clip),
                 record,
             )
+        run = output.episodes
         episodes = [
-            (
-                arrays["return"][k].astype(np.float64),
-                arrays["steps"][k].astype(np.int64),
-                arrays["terminated"][k],
-                arrays["truncated"][k],
-                arrays["cut"][k],
+            EpisodeOutcome(
+                episode_return=run.episode_return[k].astype(np.float64),
+                steps=run.steps[k].astype(np.int64),
+                terminated=run.terminated[k],
+                truncated=run.truncated[k],
+                cut=run.cut[k],
             )
             for k in range(keys.shape[0])
         ]
-        fitness, steps, terminated, truncated = rules.score(episodes)
-        stats = arrays["stats"].astype(np.float64) if record else None
+        score = rules.score(episodes)
+        stats = output.stats.astype(np.float64) if output.stats is not None else None
         results = [
             EvaluationResult(
-                fitness=float(fitness[i]),
-                steps=int(steps[i]),
-                terminated=int(terminated[i]),
-                truncated=int(truncated[i]),
+                fitness=float(score.fitness[i]),
+                steps=int(score.steps[i]),
+                terminated=int(score.terminated[i]),
+                truncated=int(score.truncated[i]),
                 observation_stats=None if stats is None else stats[i].copy(),
             )
             for i in range(len(genomes))
         ]
-        self.env_steps += int(np.sum(steps))
+        self.env_steps += int(np.sum(score.steps))
         elapsed = time.perf_counter() - start
         self.evaluation_seconds += elapsed - (self.program.compile_seconds - compiling)
         return results
