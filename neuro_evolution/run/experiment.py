@@ -271,8 +271,12 @@ class Experiment:
         """What the optimizer selects on: raw fitness, or its combination with novelty."""
         if self.novelty is None:
             return fitness
-        behaviors = np.stack([r.behavior for r in results])
-        return self.novelty.selection_fitness(fitness, behaviors)
+        behaviors = []
+        for result in results:
+            if result.behavior is None:
+                raise RuntimeError("novelty search is on, but an evaluation recorded no behaviour")
+            behaviors.append(result.behavior)
+        return self.novelty.selection_fitness(fitness, np.stack(behaviors))
 
     def step(self) -> LogRow:
         """Run one generation and return its log row."""

@@ -77,7 +77,7 @@ class RunPool(ABC):
     How many chunks a request goes out in: :meth:`request_chunks`.
     """
 
-    def __init__(self, slots: int, vectorize: bool = False) -> None:
+    def __init__(self, slots: int, vectorize: bool | str = False) -> None:
         if vectorize:
             vectorized_state_class()  # fail here, not in every worker
         self.slots = slots
@@ -176,7 +176,7 @@ class RunPool(ABC):
 class SequentialPool(RunPool):
     """Evaluates every request in this process when it is submitted."""
 
-    def __init__(self, vectorize: bool = False) -> None:
+    def __init__(self, vectorize: bool | str = False) -> None:
         super().__init__(slots=1, vectorize=vectorize)
         self._states: dict[str, Any] = {}
 
@@ -191,7 +191,7 @@ class SequentialPool(RunPool):
         if state is not None:
             state.close()
 
-    def _submit_chunk(self, ticket, index, run_id, genomes, seeds, context) -> None:  # type: ignore[override]
+    def _submit_chunk(self, ticket, index, run_id, genomes, seeds, context) -> None:
         start = time.perf_counter()
         results = self._states[run_id].evaluate(genomes, seeds, context)
         self._chunk_done(ticket, index, (results, time.perf_counter() - start))
@@ -208,7 +208,7 @@ class ProcessPool(RunPool):
     """A process pool whose workers keep one state per run (see :mod:`.workers`)."""
 
     def __init__(
-        self, workers_count: int, start_method: str, capacity: int, vectorize: bool = False
+        self, workers_count: int, start_method: str, capacity: int, vectorize: bool | str = False
     ) -> None:
         super().__init__(slots=workers_count, vectorize=vectorize)
         self._setups: dict[str, workers.RunSetup] = {}
@@ -231,7 +231,7 @@ class ProcessPool(RunPool):
     def _unregister(self, run_id: str) -> None:
         self._setups.pop(run_id, None)
 
-    def _submit_chunk(self, ticket, index, run_id, genomes, seeds, context, setup=None) -> None:  # type: ignore[override]
+    def _submit_chunk(self, ticket, index, run_id, genomes, seeds, context, setup=None) -> None:
         future = self._executor.submit(
             workers.evaluate_run_chunk, run_id, setup, genomes, seeds, context
         )
@@ -288,7 +288,7 @@ class DaskPool(RunPool):
         if name is not None and self._client.status == "running":
             self._client.unregister_worker_plugin(name)
 
-    def _submit_chunk(self, ticket, index, run_id, genomes, seeds, context) -> None:  # type: ignore[override]
+    def _submit_chunk(self, ticket, index, run_id, genomes, seeds, context) -> None:
         future = self._client.submit(
             workers.evaluate_dask_chunk,
             self._plugins[run_id],

@@ -23,7 +23,7 @@ from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.evaluation.episode import EvaluationContext, EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers.worker import ChunkEvaluator, make_worker_state
 
-RunSetup = tuple[BrainTemplate, RunnerSpec, bool]  # template, spec, vectorize
+RunSetup = tuple[BrainTemplate, RunnerSpec, bool | str]  # template, spec, vectorize
 TimedResults = tuple[list[EvaluationResult], float]
 
 

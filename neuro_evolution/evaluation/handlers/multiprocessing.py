@@ -70,7 +70,7 @@ class MultiprocessingHandler(EvaluationHandler):
         self,
         workers: int = 2,
         start_method: str = "forkserver",
-        vectorize: bool = False,
+        vectorize: bool | str = False,
         chunks_per_worker: int | None = None,
     ) -> None:
         if chunks_per_worker is None:
@@ -141,7 +141,8 @@ class MultiprocessingHandler(EvaluationHandler):
         wait(ready)
         ready.sort(key=lambda f: isinstance(f.exception(), threading.BrokenBarrierError))
         pids = set(self._collect(ready, "starting up"))
-        self._processes = {p.pid: p for p in multiprocessing.active_children() if p.pid in pids}
+        children = multiprocessing.active_children()
+        self._processes = {p.pid: p for p in children if p.pid is not None and p.pid in pids}
 
     def batch_evaluate(
         self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING

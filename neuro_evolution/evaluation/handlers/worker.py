@@ -87,7 +87,7 @@ UNKNOWN_GENOME = -2  # a vectorized chunk runs all its genomes at once: only the
 def init_process(
     template: BrainTemplate,
     spec: RunnerSpec,
-    vectorize: bool,
+    vectorize: bool | str,
     started: Any = None,
     progress: Any = None,
 ) -> None:
