@@ -34,8 +34,8 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse with the package's error prefix: ``neuro_evolution.train: error: ...`` (argparse
     would say ``python -m neuro_evolution.train: error:``); the usage line keeps ``python -m``."""
 
-    def __init__(self, program: str, **kwargs: object) -> None:
-        super().__init__(prog=f"python -m {program}", **kwargs)  # type: ignore[arg-type]
+    def __init__(self, program: str, **kwargs: Any) -> None:
+        super().__init__(prog=f"python -m {program}", **kwargs)
         self.program = program
 
     def error(self, message: str) -> NoReturn:

@@ -185,7 +185,7 @@ def plot(groups: list[Group]) -> bytes:
     FigureCanvasAgg(figure)
     grid_axes = figure.subplots(len(rows), len(AXES), squeeze=False)
     colours = [f"C{i % 10}" for i in range(len(groups))]
-    targets = {run.target for group in groups for run in group.runs} - {None}
+    targets = {run.target for group in groups for run in group.runs if run.target is not None}
     for r, (y_key, y_label) in enumerate(rows):
         for c, (x_key, x_label) in enumerate(AXES):
             axes = grid_axes[r][c]

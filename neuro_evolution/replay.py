@@ -28,6 +28,7 @@ from neuro_evolution.cli import ArgumentParser, run_cli
 from neuro_evolution.config.tree import ExperimentConfig, parse_config
 from neuro_evolution.evaluation.episode import EpisodeRunner, RunnerSpec, replace_runner_config
 from neuro_evolution.evaluation.trace import EpisodeTrace
+from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.normalization import ObservationScaler
 from neuro_evolution.run.directory import (
     CANDIDATE_FILE,
@@ -76,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load_run(run_dir: Path) -> tuple[ExperimentConfig, object, object]:
+def load_run(run_dir: Path) -> tuple[ExperimentConfig, HallOfFame, BrainTemplate]:
     """(config, hall of fame, template) of a run directory; UserError if something is missing."""
     for name in (CONFIG_FILE, HALL_OF_FAME_FILE):
         if not (run_dir / name).is_file():

@@ -27,7 +27,6 @@ import shutil
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
 
 from neuro_evolution.cli import (
     EXIT_FAILED,
@@ -49,6 +48,7 @@ from neuro_evolution.run.checkpoint import TrainingStopped, checkpointer_of, ins
 from neuro_evolution.run.directory import new_run_directory
 from neuro_evolution.run.experiment import Experiment
 from neuro_evolution.run.resume import resume_experiment
+from neuro_evolution.run.summary import RunSummary
 from neuro_evolution.support.atomic import atomic_write_text
 from neuro_evolution.support.console import plural
 from neuro_evolution.support.errors import ConfigError, HandlerStartError
@@ -110,39 +110,31 @@ def start_workers(experiment: Experiment) -> None:
         ) from error
 
 
-def summary_lines(summary: dict[str, Any]) -> list[str]:
+def summary_lines(summary: RunSummary) -> list[str]:
     """The end-of-run report: held-out validation first, the training maximum only as such."""
     lines = [
-        f"done: {summary['generations']} generations, {summary['env_steps']} env steps in "
-        f"{summary['wall_time']:.1f} s"
+        f"done: {summary.generations} generations, {summary.env_steps} env steps in "
+        f"{summary.wall_time:.1f} s"
     ]
-    handler = summary.get("handler_statistics") or {}
-    if "compilations" in handler:
-        seconds, steps = handler["evaluation_seconds"], handler["env_steps"]
-        rate = f" = {steps / seconds:.4g} env steps/s" if seconds > 0 else ""
-        lines.append(
-            f"jax: {handler['compilations']} compilations in {handler['compile_seconds']:.1f} s; "
-            f"evaluation without them: {steps} env steps (validation included) in "
-            f"{seconds:.1f} s{rate} (this session)"
-        )
-    validation = summary.get("validation")
+    lines += summary.handler_statistics.summary_lines()  # e.g. the jax handler's compilations
+    validation = summary.validation
     if validation is None:
         lines.append(
-            f"no validation (training-seed best {summary['best_fitness']:.6g} is an optimistic "
+            f"no validation (training-seed best {summary.best_fitness:.6g} is an optimistic "
             "draw, not a result; set the validation section)"
         )
     else:
         lines.append(
-            f"validation: mean {validation['mean']:.6g} ± {validation['std']:.3g} (min "
-            f"{validation['min']:.6g}) over {plural(summary['episodes'], 'held-out episode')} "
+            f"validation: mean {validation.mean:.6g} ± {validation.std:.3g} (min "
+            f"{validation.min:.6g}) over {plural(summary.episodes, 'held-out episode')} "
             "after "
-            f"generation {validation['generation']}"
+            f"generation {validation.generation}"
         )
-    target, solved = summary.get("target"), summary.get("solved")
+    target, solved = summary.target, summary.solved
     if solved is not None:
         lines.append(
-            f"solved: validation mean {solved['mean']:.6g} >= target {target:g} after generation "
-            f"{solved['generation']}, {solved['wall_time']:.1f} s, {solved['env_steps']} env steps"
+            f"solved: validation mean {solved.mean:.6g} >= target {target:g} after generation "
+            f"{solved.generation}, {solved.wall_time:.1f} s, {solved.env_steps} env steps"
         )
     elif target is not None:
         lines.append(f"not solved: validation never reached the target {target:g}")

@@ -28,6 +28,7 @@ import numpy as np
 
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.run.checkpoint import Checkpointer
+from neuro_evolution.run.directory import LogRow
 from neuro_evolution.run.experiment import Experiment
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,6 +59,27 @@ def timed_writes(experiment: Experiment, run_dir: Path, repeats: int) -> tuple[l
     return times, path.stat().st_size
 
 
+def synthetic_row(fitness: np.ndarray) -> LogRow:
+    """A log row of generation 0 for seeded fitness (no episodes were run)."""
+    low, mean, high = float(fitness.min()), float(fitness.mean()), float(fitness.max())
+    return LogRow(
+        generation=0,
+        evaluations=len(fitness),
+        env_steps=0,
+        env_steps_total=0,
+        fitness_min=low,
+        fitness_mean=mean,
+        fitness_max=high,
+        fitness_std=float(fitness.std()),
+        best_so_far=high,
+        validation_mean=None,
+        validation_std=None,
+        validation_min=None,
+        validation_steps=None,
+        wall_time=0.0,
+    )
+
+
 def one_synthetic_generation(experiment: Experiment) -> int:
     """A real ask/tell with seeded fitness: the optimizer state of a running population."""
     experiment.start()
@@ -65,7 +87,7 @@ def one_synthetic_generation(experiment: Experiment) -> int:
     fitness = np.random.default_rng(0).normal(size=len(genomes))
     experiment.hall_of_fame.update(genomes, fitness, 0)
     experiment.optimizer.tell(fitness, experiment.hall_of_fame)
-    experiment.log.append({"generation": 0, "fitness_max": float(fitness.max())})
+    experiment.log.append(synthetic_row(fitness))
     experiment.generation = 1
     return len(genomes)
 
@@ -112,7 +134,7 @@ def bench_ratio(repeats: int, workdir: Path) -> None:
     experiment.close()
     generation = statistics.median(generations)
     write = statistics.median(times)
-    steps = sum(row["env_steps"] for row in experiment.log) / len(experiment.log)
+    steps = sum(row.env_steps for row in experiment.log) / len(experiment.log)
     print(f"LunarLander: {source}")
     print(
         f"  generation wall time median {generation:.2f} s over {len(generations)} generations "

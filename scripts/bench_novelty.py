@@ -29,7 +29,7 @@ def first_success(config) -> tuple[int | None, float, float]:
     start = time.perf_counter()
     experiment.run()
     seconds = time.perf_counter() - start
-    first = next((row["generation"] for row in experiment.log if row["fitness_max"] > FLAG), None)
+    first = next((row.generation for row in experiment.log if row.fitness_max > FLAG), None)
     return first, experiment.hall_of_fame.best_fitness, seconds
 
 

@@ -69,21 +69,21 @@ def solve(case: Case, seed: int, workers: int) -> dict[str, Any]:
     try:
         while not experiment.done and time.perf_counter() - start < case.limit_seconds:
             row = experiment.step()
-            if case.long and row["validation_mean"] is not None:
+            if case.long and row.validation_mean is not None:
                 print(
-                    f"  seed {seed} generation {row['generation']}: validation "
-                    f"{row['validation_mean']:.1f} after {time.perf_counter() - start:.0f} s, "
-                    f"{row['env_steps_total']:,} env steps",
+                    f"  seed {seed} generation {row.generation}: validation "
+                    f"{row.validation_mean:.1f} after {time.perf_counter() - start:.0f} s, "
+                    f"{row.env_steps_total:,} env steps",
                     flush=True,
                 )
     finally:
         experiment.close()
     summary = experiment.summary()
     return {
-        "solved": summary["solved"],
-        "validation": summary["validation"]["mean"] if summary["validation"] else float("nan"),
-        "generations": summary["generations"],
-        "env_steps": summary["env_steps"],
+        "solved": summary.solved,
+        "validation": summary.validation.mean if summary.validation else float("nan"),
+        "generations": summary.generations,
+        "env_steps": summary.env_steps,
         "seconds": time.perf_counter() - start,
     }
 
@@ -110,8 +110,8 @@ def main() -> None:
             runs.append(run)
             solved = run["solved"]
             where = (
-                f"solved after generation {solved['generation']}: {solved['wall_time']:.1f} s, "
-                f"{solved['env_steps']} env steps"
+                f"solved after generation {solved.generation}: {solved.wall_time:.1f} s, "
+                f"{solved.env_steps} env steps"
                 if solved
                 else f"not solved: stopped after {run['generations']} generations "
                 f"({run['seconds']:.0f} s)"
@@ -122,9 +122,9 @@ def main() -> None:
             (
                 name,
                 case.target,
-                median([s["wall_time"] for s in solved]),
+                median([s.wall_time for s in solved]),
                 case.limit_seconds,
-                median([s["env_steps"] for s in solved]),
+                median([s.env_steps for s in solved]),
                 median([run["validation"] for run in runs]),
                 f"{len(solved)}/{len(runs)}",
             )

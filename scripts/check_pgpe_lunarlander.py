@@ -71,10 +71,10 @@ def main() -> None:
                 np.tile(center, (len(held_out), 1)), held_out
             )
             returns = np.array([r.fitness for r in results])
-            steps = sum(r["env_steps"] for r in experiment.log)
+            steps = sum(r.env_steps for r in experiment.log)
             print(
                 f"{experiment.generation:>4} {training:>8.1f} {steps:>10} "
-                f"{row['fitness_mean']:>9.1f} {returns.mean():>9.1f} {returns.min():>8.1f}",
+                f"{row.fitness_mean:>9.1f} {returns.mean():>9.1f} {returns.min():>8.1f}",
                 flush=True,
             )
             if returns.mean() >= TARGET:

@@ -31,7 +31,7 @@ from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.wrappers import REWARD_OFFSET
-from neuro_evolution.run.directory import read_log
+from neuro_evolution.run.directory import LogRow, read_log
 from neuro_evolution.run.experiment import template_for_env
 from neuro_evolution.support.atomic import load_npz
 from neuro_evolution.support.seeds import generation_seeds
@@ -345,8 +345,10 @@ def line_target_config(way: str, **changes: Any) -> dict[str, Any]:
     return data
 
 
-def without_time(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in row.items() if k != "wall_time"} for row in log]
+def without_time(log: list[LogRow] | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Log rows (records, or dicts read back from log.csv) without their wall time."""
+    rows = [row if isinstance(row, dict) else row.to_dict() for row in log]
+    return [{k: v for k, v in row.items() if k != "wall_time"} for row in rows]
 
 
 # --- brain inputs (the references are in brain_references.py) ---------------------------------

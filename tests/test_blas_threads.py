@@ -31,6 +31,8 @@ def test_cma_es_run_is_identical_with_one_or_two_blas_threads():
         with threadpool_limits(limits=threads, user_api="blas"):
             experiment = Experiment(config)
             experiment.run(progress=False)
-        logs.append([{k: v for k, v in r.items() if k != "wall_time"} for r in experiment.log])
+        logs.append(
+            [{k: v for k, v in r.to_dict().items() if k != "wall_time"} for r in experiment.log]
+        )
     assert experiment.template.genome_size == 78
     assert logs[0] == logs[1]

@@ -20,6 +20,7 @@ from neuro_evolution.run.checkpoint import (
     install_checkpoints,
     read_checkpoint,
 )
+from neuro_evolution.run.directory import LogRow
 from neuro_evolution.run.experiment import Experiment
 from neuro_evolution.run.resume import changed_keys, resume_experiment
 from neuro_evolution.run.status import (
@@ -60,8 +61,8 @@ def straight_run(data: dict[str, Any]) -> Experiment:
     return experiment
 
 
-def without_time(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in row.items() if k != "wall_time"} for row in log]
+def without_time(log: list[LogRow]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in row.to_dict().items() if k != "wall_time"} for row in log]
 
 
 def assert_same_state(a: dict[str, Any], b: dict[str, Any]) -> None:
@@ -129,7 +130,8 @@ def test_a_checkpoint_holds_every_part_without_pickle(run_dir, reference):
     assert any(key.startswith("optimizer/") for key in keys)
     checkpoint = read_checkpoint(checkpoint_path(run_dir, 3))
     assert checkpoint.generation == 3 and len(checkpoint.log) == 3
-    assert without_time(checkpoint.log) == without_time(reference.log[:3])
+    saved = [LogRow.from_dict(row) for row in checkpoint.log]
+    assert without_time(saved) == without_time(reference.log[:3])
     assert checkpoint.config["number_generations"] == 4
 
 

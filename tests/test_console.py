@@ -14,8 +14,10 @@ from helpers import require, small_config
 from neuro_evolution import replay, train
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.evaluation.handlers import make_handler
+from neuro_evolution.evaluation.handlers.base import HandlerStatistics
 from neuro_evolution.evaluation.handlers.registry import handler_names
 from neuro_evolution.run.experiment import Experiment
+from neuro_evolution.run.summary import RunSummary, ValidatedGeneration
 
 
 def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -103,12 +105,19 @@ def test_render_without_a_display_warns_in_one_line(tmp_path, capsys, monkeypatc
 
 def test_validation_summary_counts_in_words():
     """The end-of-run summary says "over 1 held-out episode", never "over 1 episodes"."""
-    summary = {
-        "generations": 1,
-        "env_steps": 5,
-        "wall_time": 0.1,
-        "best_fitness": 1.0,
-        "validation": {"generation": 1, "mean": 1.0, "std": 0.0, "min": 1.0},
-        "episodes": 1,
-    }
+    validation = ValidatedGeneration(
+        generation=1, mean=1.0, std=0.0, min=1.0, wall_time=0.1, env_steps=5
+    )
+    summary = RunSummary(
+        generations=1,
+        best_fitness=1.0,
+        env_steps=5,
+        wall_time=0.1,
+        run_dir=None,
+        validation=validation,
+        episodes=1,
+        target=None,
+        handler_statistics=HandlerStatistics(),
+        solved=None,
+    )
     assert "over 1 held-out episode after generation 1" in train.summary_lines(summary)[1]

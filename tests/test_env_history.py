@@ -7,14 +7,13 @@ already ran other episodes, bit for bit.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from helpers import environment_extras, require
+from helpers import environment_extras, require, without_time
 
 from neuro_evolution.config.tree import load_config, parse_config
 from neuro_evolution.evaluation.environment import EnvironmentConfig
@@ -118,10 +117,5 @@ def test_bipedalwalker_runs_on_two_mp_workers_log_exactly_what_sequential_logs(t
     for handler in ("sequential", "mp"):
         experiment = Experiment(parse_config(bipedal_config(handler)))
         experiment.run()
-        logs[handler] = [
-            {k: v for k, v in dataclasses.asdict(row).items() if k != "wall_time"}
-            if dataclasses.is_dataclass(row)
-            else {k: v for k, v in row.items() if k != "wall_time"}
-            for row in experiment.log
-        ]
+        logs[handler] = without_time(experiment.log)
     assert logs["mp"] == logs["sequential"]

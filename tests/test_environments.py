@@ -27,7 +27,7 @@ from neuro_evolution import replay, train
 from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.config.tree import config_to_dict, parse_config
 from neuro_evolution.evaluation.wrappers import REWARD_OFFSET
-from neuro_evolution.run.directory import read_log
+from neuro_evolution.run.directory import LogRow, read_log
 from neuro_evolution.run.experiment import Experiment
 
 
@@ -222,7 +222,8 @@ def test_resuming_a_wrapped_run_continues_it_exactly(tmp_path: Path) -> None:
     resume = ["--resume", str(short), "--generations", "4", "--handler", "mp", "--workers", "2"]
     assert train.main([*resume, "--start-method", "spawn", "--quiet"]) == 0
     extended = without_end_validation(read_log(short / "log.csv"), ended_after=2)
-    assert without_time(extended) == without_time(read_log(straight / "log.csv"))
+    straight_log = [LogRow.from_dict(row) for row in read_log(straight / "log.csv")]
+    assert without_time([LogRow.from_dict(row) for row in extended]) == without_time(straight_log)
     a = np.load(short / "hall_of_fame.npz", allow_pickle=False)
     b = np.load(straight / "hall_of_fame.npz", allow_pickle=False)
     assert all(np.array_equal(a[key], b[key]) for key in b.files)

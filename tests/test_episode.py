@@ -10,7 +10,7 @@ from helpers import small_config
 from neuro_evolution.brains.base import make_template
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
+from neuro_evolution.evaluation.episode import EpisodeOutcome, EpisodeRunnerConfig, RunnerSpec
 from neuro_evolution.run.experiment import build_template
 from neuro_evolution.support.seeds import brain_rng, episode_seed, generation_seeds
 
@@ -122,13 +122,13 @@ def test_episode_rules_score_scalars_and_batches_alike() -> None:
     fitness is the mean return; one batch array gives what each individual's scalars give."""
     rules = EpisodeRunnerConfig(number_fitness_runs=2, max_steps_per_run=10, max_steps_penalty=5.0)
     individuals = [  # per individual: two episodes of (return, steps, terminated, truncated, cut)
-        [(10.0, 10, False, False, True), (4.0, 3, True, True, False)],
-        [(7.0, 8, False, True, False), (1.0, 2, True, False, False)],
+        [EpisodeOutcome(10.0, 10, False, False, True), EpisodeOutcome(4.0, 3, True, True, False)],
+        [EpisodeOutcome(7.0, 8, False, True, False), EpisodeOutcome(1.0, 2, True, False, False)],
     ]
     assert rules.score(individuals[0]) == ((5.0 + 4.0) / 2, 13, 1, 1)
     assert rules.score(individuals[1]) == ((7.0 + 1.0) / 2, 10, 1, 1)
     batch = [
-        tuple(np.array([ind[k][field] for ind in individuals]) for field in range(5))
+        EpisodeOutcome(*(np.array([ind[k][field] for ind in individuals]) for field in range(5)))
         for k in range(2)
     ]
     fitness, steps, terminated, truncated = rules.score(batch)

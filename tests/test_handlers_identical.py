@@ -20,6 +20,7 @@ from neuro_evolution.evaluation.handlers.dask import DaskHandler
 from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
+from neuro_evolution.run.directory import LogRow
 
 MP_CASES = [f"mp-{method}-{n}" for method in ("fork", "forkserver", "spawn") for n in (1, 2)]
 CASES = [*MP_CASES, "mp-forkserver-2-vectorized", "vectorized", "dask-local", "dask-external"]
@@ -149,8 +150,8 @@ def sequential_experiment() -> Callable[[str], Any]:
     return reference
 
 
-def _without_wall_time(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in row.items() if k != "wall_time"} for row in log]
+def _without_wall_time(log: list[LogRow]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in row.to_dict().items() if k != "wall_time"} for row in log]
 
 
 @pytest.mark.parametrize(("name", "case"), LOG_CASES)

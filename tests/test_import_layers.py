@@ -34,6 +34,7 @@ LAYERS: list[set[str]] = [
     {"run.validation", "observers"},
     {"config.tree", "run.plots"},
     {"run.directory"},
+    {"run.summary"},
     {"config.reference", "run.experiment", "run.status"},
     {"run.checkpoint"},
     {"run.resume"},

@@ -98,7 +98,7 @@ def test_jax_handler_follows_the_runners_episode_rules_in_float64(
                     assert a.observation_stats is None and b.observation_stats is None
                 else:
                     np.testing.assert_allclose(a.observation_stats, b.observation_stats, 1e-9)
-        assert fast.statistics()["compilations"] == 3  # training, with scaler, validation
+        assert fast.statistics().compilations == 3  # training, with scaler, validation
         steps = sum(r.steps for r in got)
         if ending == "term":
             assert sum(r.terminated for r in got) > 0
@@ -128,9 +128,9 @@ def test_gymnax_cartpole_run_solves() -> None:
     data = json.loads((ROOT / "configs" / "cartpole_jax.json").read_text())
     experiment = Experiment(parse_config(data))
     summary = experiment.run(progress=False)
-    assert summary["solved"] is not None, summary
-    assert summary["validation"]["mean"] >= 475
-    assert summary["handler_statistics"]["compilations"] == 2
+    assert summary.solved is not None, summary
+    assert summary.validation is not None and summary.validation.mean >= 475
+    assert summary.handler_statistics.compilations == 2
 
 
 @pytest.mark.slow
@@ -251,6 +251,6 @@ def test_brax_hopper_trains_on_the_jax_handler() -> None:
     experiment = Experiment(parse_config(data))
     assert (experiment.template.io.input_size, experiment.template.io.output_size) == (11, 3)
     summary = experiment.run(progress=False)
-    assert summary["generations"] == 2
-    assert summary["handler_statistics"]["compilations"] == 2
-    assert np.isfinite(summary["validation"]["mean"])
+    assert summary.generations == 2
+    assert summary.handler_statistics.compilations == 2
+    assert summary.validation is not None and np.isfinite(summary.validation.mean)

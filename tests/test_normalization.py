@@ -105,7 +105,9 @@ def _run(config: dict[str, Any], handler: EvaluationHandler) -> Experiment:
 def _comparable(experiment: Experiment) -> dict[str, Any]:
     assert experiment.observation_statistics is not None
     return {
-        "log": [{k: v for k, v in row.items() if k != "wall_time"} for row in experiment.log],
+        "log": [
+            {k: v for k, v in row.to_dict().items() if k != "wall_time"} for row in experiment.log
+        ],
         "statistics": {
             k: np.asarray(v).tobytes() for k, v in experiment.observation_statistics.state().items()
         },
@@ -130,11 +132,11 @@ def test_normalization_changes_what_the_brain_sees(sequential_run: Experiment) -
     """The same run without normalization gives another log: the scaler really is applied."""
     plain = {**NORMALIZED, "observation_normalization": None}
     other = _run(plain, SequentialHandler())
-    assert sequential_run.log[0]["fitness_mean"] == other.log[0]["fitness_mean"]  # raw at first
-    assert [r["fitness_mean"] for r in sequential_run.log] != [r["fitness_mean"] for r in other.log]
+    assert sequential_run.log[0].fitness_mean == other.log[0].fitness_mean  # raw at first
+    assert [r.fitness_mean for r in sequential_run.log] != [r.fitness_mean for r in other.log]
     statistics = sequential_run.observation_statistics
     assert statistics is not None and statistics.count == sum(
-        row["env_steps"] for row in sequential_run.log
+        row.env_steps for row in sequential_run.log
     )
 
 

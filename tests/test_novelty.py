@@ -136,10 +136,10 @@ def test_novelty_changes_selection_but_not_the_logged_raw_fitness():
     with_novelty = Experiment(parse_config(small_config(number_generations=2, novelty=novelty)))
     plain.run()
     with_novelty.run()
-    assert plain.log[0]["fitness_mean"] == with_novelty.log[0]["fitness_mean"]  # same first gen
+    assert plain.log[0].fitness_mean == with_novelty.log[0].fitness_mean  # same first gen
     assert with_novelty.novelty is not None and len(with_novelty.novelty.behaviors) == 10
     best = with_novelty.hall_of_fame.fitness[0]
-    assert best == max(row["fitness_max"] for row in with_novelty.log)
+    assert best == max(row.fitness_max for row in with_novelty.log)
 
 
 @pytest.mark.parametrize(
@@ -172,9 +172,9 @@ def test_novelty_runs_identically_with_every_local_handler():
             experiment.run()
         finally:
             handler.close()
-        return [{k: v for k, v in row.items() if k != "wall_time"} for row in experiment.log], (
-            experiment.novelty.behaviors
-        )
+        return [
+            {k: v for k, v in row.to_dict().items() if k != "wall_time"} for row in experiment.log
+        ], (experiment.novelty.behaviors)
 
     expected_log, expected_archive = run(make_handler("sequential"))
     for handler in (make_handler("mp", workers=2), make_handler("vectorized")):

@@ -53,6 +53,6 @@ def test_shipped_config_runs_one_tiny_generation(path, tmp_path):
     )
     experiment = Experiment(config, run_dir=tmp_path)
     summary = experiment.run()
-    assert summary["generations"] == 1
-    assert experiment.log[0]["env_steps"] > 0
+    assert summary.generations == 1
+    assert experiment.log[0].env_steps > 0
     assert (tmp_path / "hall_of_fame.npz").is_file()

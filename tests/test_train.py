@@ -23,7 +23,7 @@ def write_config(path, data):
 
 
 def without_time(log):
-    return [{k: v for k, v in row.items() if k != "wall_time"} for row in log]
+    return [{k: v for k, v in row.to_dict().items() if k != "wall_time"} for row in log]
 
 
 def test_train_writes_a_complete_run_directory_and_replay_reads_it(tmp_path, capsys):

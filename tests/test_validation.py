@@ -99,7 +99,7 @@ def test_validation_is_identical_on_the_vectorized_handler() -> None:
     for handler in (SequentialHandler(), VectorizedHandler()):
         experiment = Experiment(config, handler=handler)
         experiment.run()
-        logs.append([(r["validation_mean"], r["validation_min"]) for r in experiment.log])
+        logs.append([(r.validation_mean, r.validation_min) for r in experiment.log])
     assert logs[0] == logs[1] and logs[0][0][0] is not None
 
 

@@ -115,7 +115,7 @@ def test_example_brain_trains_through_the_imports_key() -> None:
     data = small_config(imports=[MODULE], brain=snippet["brain"], number_generations=2)
     experiment = Experiment(parse_config(data))
     summary = experiment.run()
-    assert summary["generations"] == 2
+    assert summary.generations == 2
     assert experiment.template.config.type_name() == "Elman"
 
 

@@ -37,7 +37,13 @@ class Selection:
 
     __slots__ = ("rows", "params", "write", "targets")
 
-    def __init__(self, rows, params, write, targets):
+    def __init__(
+        self,
+        rows: np.ndarray | None,
+        params: Mapping[str, np.ndarray],
+        write: np.ndarray | None,
+        targets: np.ndarray | None,
+    ) -> None:
         self.rows: np.ndarray | None = rows
         self.params: Mapping[str, np.ndarray] = params
         self.write: np.ndarray | None = write  # bool over the computed rows; None = all of them

@@ -21,7 +21,7 @@ import dataclasses
 import json
 import typing
 from abc import abstractmethod
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import gymnasium as gym
 import numpy as np
@@ -86,11 +86,19 @@ class BatchBrain(metaclass=FrozenABCMeta):
         """Advance the brains (only ``active`` ones if given) and return P stacked actions."""
 
 
-class BrainTemplate(ReadOnlyRecord):
-    """Read-only, per-experiment factory of brains. Subclasses are ``frozen_dataclass``es."""
+ConfigT = TypeVar("ConfigT", bound=BrainConfig)
+BrainT = TypeVar("BrainT", bound=Brain)
+
+
+class BrainTemplate(ReadOnlyRecord, Generic[ConfigT, BrainT]):
+    """Read-only, per-experiment factory of brains. Subclasses are ``frozen_dataclass``es.
+
+    A brain type's template takes its own config and fills its own brains
+    (``BrainTemplate[CTRNNConfig, CTRNNBrain]``); code for any brain type uses ``BrainTemplate``.
+    """
 
     __slots__ = ()
-    config: BrainConfig
+    config: ConfigT
     io: SpaceAdapter
     genome_size: int
 
@@ -99,7 +107,7 @@ class BrainTemplate(ReadOnlyRecord):
     @abstractmethod
     def from_config(
         cls: type[TemplateT],
-        config: BrainConfig,
+        config: Any,  # the brain type's own section (a subclass of BrainConfig)
         observation_space: gym.Space,
         action_space: gym.Space,
         rng: np.random.Generator,
@@ -107,14 +115,14 @@ class BrainTemplate(ReadOnlyRecord):
         """Make the template for an env's spaces; ``rng`` draws random masks, if any."""
 
     @abstractmethod
-    def new_brain(self) -> Brain:
+    def new_brain(self) -> BrainT:
         """A fresh brain with this template's structure and undefined weights (for ``fill``)."""
 
     @abstractmethod
-    def fill(self, brain: Brain, genome: np.ndarray) -> None:
+    def fill(self, brain: BrainT, genome: np.ndarray) -> None:
         """Pour a genome's values into ``brain`` in place (copying, never keeping a view)."""
 
-    def build(self, genome: np.ndarray) -> Brain:
+    def build(self, genome: np.ndarray) -> BrainT:
         """A new brain holding the genome's weights; later changes to ``genome`` do not reach it."""
         genome = self.check_genome(genome)
         brain = self.new_brain()

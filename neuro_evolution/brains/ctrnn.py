@@ -278,7 +278,9 @@ def genome_layout(
         part, offset = block_sections(target, mask, row0, mask.shape[1], offset, scale)
         sections += part
     bias_row = _m_rows(config, n_in) - 1
-    extra = [("M", (bias_row, slice(None)), N, dt)] if config.use_bias else []
+    extra: list[tuple[str, tuple[Any, ...], int, float]] = []  # (target, index, size, scale)
+    if config.use_bias:
+        extra.append(("M", (bias_row, slice(None)), N, dt))
     if config.optimize_y0:
         extra.append(("y0", (), N, 1.0))
     bound_size = _bound_size(config)
@@ -358,16 +360,17 @@ class _Plan:
             np.abs(brain.high, out=brain.high)
             np.abs(brain.low, out=brain.low)
             np.negative(brain.low, out=brain.low)
-        if self.input_scale is not None:
+        if self.input_scale is not None and self.input_shift is not None:  # set together
             inputs = brain.M[..., : self.n_in, :]
             brain.M[..., -1, :] += np.matmul(self.input_shift, inputs)
             inputs *= self.input_scale
 
 
-class _PlannedTemplate(BrainTemplate):
+class _PlannedTemplate(BrainTemplate[CTRNNConfig, CTRNNBrain]):
     """A template base with one derived slot, ``_plan``: rebuilt from the fields, never saved."""
 
     __slots__ = ("_plan",)
+    _plan: _Plan
 
 
 @BRAINS.register("CTRNN", config=CTRNNConfig)
@@ -404,22 +407,22 @@ class CTRNNTemplate(_PlannedTemplate):
         t_mask = make_mask(config.t_mask, N, io.output_size, config.t_mask_param, rng)
         _, size = genome_layout(config, v_mask, w_mask, t_mask)
         scale, shift = _input_scaling(config, observation_space)
-        shape = tuple(observation_space.shape) if io.observation_kind == "box" else ()
+        shape = tuple(observation_space.shape or ()) if io.observation_kind == "box" else ()
         return cls(
             config=config, io=io, genome_size=size, observation_shape=shape, v_mask=v_mask,
             w_mask=w_mask, t_mask=t_mask, input_scale=scale, input_shift=shift,
         )  # fmt: skip
 
     def new_brain(self) -> CTRNNBrain:
-        plan: _Plan = self._plan  # type: ignore[attr-defined]
+        plan = self._plan
         return plan.brain_class(self.io, plan)
 
     def fill(self, brain: CTRNNBrain, genome: np.ndarray) -> None:
-        self._plan.pour(brain, genome)  # type: ignore[attr-defined]
+        self._plan.pour(brain, genome)
 
     def build_batch(self, genomes: np.ndarray) -> CTRNNBatchBrain:
         genomes = self.check_genomes(genomes)
-        return CTRNNBatchBrain(self.io, self._plan, genomes)  # type: ignore[attr-defined]
+        return CTRNNBatchBrain(self.io, self._plan, genomes)
 
 
 def _input_scaling(config: CTRNNConfig, space: gym.Space) -> tuple[np.ndarray, np.ndarray]:

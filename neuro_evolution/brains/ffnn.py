@@ -106,7 +106,7 @@ class FFNNBatchBrain(BatchBrain):
 
 @BRAINS.register("FFNN", config=FFNNConfig)
 @frozen_dataclass(eq=False)
-class FFNNTemplate(BrainTemplate):
+class FFNNTemplate(BrainTemplate[FFNNConfig, FFNNBrain]):
     """Layer sizes and the genome offsets of every weight matrix and bias vector."""
 
     config: FFNNConfig

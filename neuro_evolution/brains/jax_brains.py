@@ -35,7 +35,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.brains.lstm import _views
+from neuro_evolution.brains.ctrnn import CTRNNBatchBrain, CTRNNTemplate
+from neuro_evolution.brains.ffnn import FFNNBatchBrain
+from neuro_evolution.brains.lstm import LSTMTemplate, _views
 from neuro_evolution.brains.spaces import SpaceAdapter
 from neuro_evolution.support.errors import ConfigError
 
@@ -103,6 +105,7 @@ class CTRNNJaxBrain(JaxBrain):
 
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
         batch = self.template.build_batch(genomes)
+        assert isinstance(batch, CTRNNBatchBrain)
         count = genomes.shape[0]
         N = batch.plan.N
 
@@ -122,11 +125,12 @@ class CTRNNJaxBrain(JaxBrain):
 
     @property
     def noise_size(self) -> int:
-        plan = self.template._plan  # type: ignore[attr-defined]
+        assert isinstance(self.template, CTRNNTemplate)
+        plan = self.template._plan
         return plan.N if plan.sigma else 0
 
     def step(self, params, state, inputs, noise=None):
-        plan = self.template._plan  # type: ignore[attr-defined]
+        plan = self.template._plan
         y = state  # (N, P)
         s = _activation(self.template.config.neuron_activation)(y)
         parts = [inputs.T.astype(y.dtype), s]
@@ -146,6 +150,7 @@ class FFNNJaxBrain(JaxBrain):
 
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
         batch = self.template.build_batch(genomes)
+        assert isinstance(batch, FFNNBatchBrain)
         return {
             "W": [_last(w, dtype) for w in batch.weights],
             "b": [_last(b, dtype) for b in batch.biases],
@@ -168,8 +173,10 @@ class LSTMJaxBrain(JaxBrain):
     """Stacked LSTM layers (gates i, f, o, g) and a tanh output layer, as in ``lstm.py``."""
 
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
-        genomes = self.template.check_genomes(genomes)
-        layers, (out_weights, out_bias) = _views(self.template, genomes)
+        template = self.template
+        assert isinstance(template, LSTMTemplate)
+        genomes = template.check_genomes(genomes)
+        layers, (out_weights, out_bias) = _views(template, genomes)
         return {
             "M": [_last(m, dtype) for m, _ in layers],
             "b": [_last(b, dtype) for _, b in layers],

@@ -197,7 +197,7 @@ class LSTMBatchBrain(BatchBrain):
 
 @BRAINS.register("LSTM", config=LSTMConfig)
 @frozen_dataclass(eq=False)
-class LSTMTemplate(BrainTemplate):
+class LSTMTemplate(BrainTemplate[LSTMConfig, LSTMBrain]):
     """Layer sizes follow from the config and the spaces; the genome layout is in ``_layout``."""
 
     config: LSTMConfig
@@ -215,7 +215,7 @@ class LSTMTemplate(BrainTemplate):
     ) -> LSTMTemplate:
         io = SpaceAdapter.from_spaces(observation_space, action_space)
         _, (_, _, output_biases) = _layout(config, io)
-        shape = tuple(observation_space.shape) if io.observation_kind == "box" else ()
+        shape = tuple(observation_space.shape or ()) if io.observation_kind == "box" else ()
         return cls(config=config, io=io, genome_size=output_biases.stop, observation_shape=shape)
 
     def new_brain(self) -> LSTMBrain:

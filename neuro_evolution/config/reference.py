@@ -40,7 +40,7 @@ def render_reference() -> str:
         "",
         *_table(ExperimentConfig),
     ]
-    sections = [
+    sections: list[tuple[str, type]] = [
         ("environment", EnvironmentConfig),
         ("environment.wrappers[i]", WrapperConfig),
         ("episode_runner", EpisodeRunnerConfig),

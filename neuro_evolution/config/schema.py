@@ -15,26 +15,23 @@ import math
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar, get_args, get_origin
+from typing import Any, ClassVar, Literal, TypeVar, dataclass_transform, get_args, get_origin
 
 from neuro_evolution.support.errors import ConfigError  # re-exported: config authors import it here
 from neuro_evolution.support.frozen import FrozenClassMeta, FrozenDict, frozen_dataclass
 
 T = TypeVar("T")
+ConfigT = TypeVar("ConfigT", bound="ConfigBase")
 
 
 class ConfigBase(metaclass=FrozenClassMeta):
     """Base of every config class. Override :meth:`validate` for checks across fields."""
 
     __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]  # set by config_class
 
     def validate(self, path: str) -> None:
         """Raise :class:`ConfigError` (with ``path``) when fields disagree with each other."""
-
-
-def config_class(cls: type[T]) -> type[T]:
-    """Make ``cls`` (a :class:`ConfigBase` subclass) a frozen, slotted, keyword-only dataclass."""
-    return frozen_dataclass(cls)
 
 
 def option(
@@ -51,6 +48,15 @@ def option(
     if isinstance(default, list) or type(default) is dict:
         raise TypeError("use a tuple or a default_factory-free immutable default")
     return dataclasses.field(default=default, metadata=metadata)
+
+
+# ``option`` is not declared a field specifier: type checkers read a specifier's default only
+# from a ``default=`` keyword, and options pass it positionally, so every field would look
+# required. Undeclared, any ``= option(...)`` reads as a default, which is what the checker needs.
+@dataclass_transform(frozen_default=True, kw_only_default=True)
+def config_class(cls: type[T]) -> type[T]:
+    """Make ``cls`` (a :class:`ConfigBase` subclass) a frozen, slotted, keyword-only dataclass."""
+    return frozen_dataclass(cls)
 
 
 def did_you_mean(word: str, choices: typing.Iterable[str]) -> str:
@@ -104,7 +110,7 @@ def parse_value(hint: Any, value: Any, path: str, meta: Mapping[str, Any] | None
     meta = meta or {}
     origin = get_origin(hint)
     if origin in (typing.Union, types.UnionType):
-        args = [a for a in get_args(hint) if a is not type(None)]
+        args = tuple(a for a in get_args(hint) if a is not type(None))
         if value is None and len(args) < len(get_args(hint)):
             return None
         if len(args) == 1:
@@ -177,11 +183,13 @@ def parse_value(hint: Any, value: Any, path: str, meta: Mapping[str, Any] | None
     raise TypeError(f"{path}: unsupported config type {hint!r}")
 
 
-def parse(cls: type[T], data: Any, path: str = "", ignore: frozenset[str] = frozenset()) -> T:
+def parse(
+    cls: type[ConfigT], data: Any, path: str = "", ignore: frozenset[str] = frozenset()
+) -> ConfigT:
     """Build a config instance of ``cls`` from a JSON object, validating every field."""
     if not isinstance(data, Mapping):
         raise ConfigError(path, f"must be an object, got {_describe(data)}")
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    fields = {f.name: f for f in dataclasses.fields(cls)}
     hints = typing.get_type_hints(cls)
     for key in data:
         if key not in fields and key not in ignore:
@@ -197,7 +205,7 @@ def parse(cls: type[T], data: Any, path: str = "", ignore: frozenset[str] = froz
         elif field.default is dataclasses.MISSING:
             raise ConfigError(join(path, name), "is required")
     instance = cls(**values)
-    instance.validate(path)  # type: ignore[attr-defined]
+    instance.validate(path)
     return instance
 
 
@@ -208,7 +216,7 @@ def to_dict(config: Any) -> Any:
         type_name = getattr(config, "type_name", None)
         if callable(type_name):
             result["type"] = type_name()
-        for field in dataclasses.fields(config):  # type: ignore[arg-type]
+        for field in dataclasses.fields(config):
             result[field.name] = to_dict(getattr(config, field.name))
         return result
     if isinstance(config, Mapping):

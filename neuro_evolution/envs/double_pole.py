@@ -12,7 +12,7 @@ step that pays its return.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
@@ -52,9 +52,9 @@ class DoublePoleEnv(gym.Env[np.ndarray, np.ndarray]):
     def __init__(
         self,
         markov: bool = False,
-        fitness: str = "damping",
+        fitness: Literal["standard", "damping"] = "damping",
         max_steps: int = 1000,
-        validation: str = "generalization",
+        validation: Literal["generalization", "long"] = "generalization",
         long_steps: int = 100_000,
         min_force: float = physics.MIN_FORCE,
     ):

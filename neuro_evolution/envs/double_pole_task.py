@@ -85,6 +85,7 @@ class DoublePoleTask:
     def start_state(self, seed: int | None) -> np.ndarray:
         """The (6,) start state of an episode reset with ``seed``."""
         if self.episode_kind(seed) == GENERALIZATION:
+            assert seed is not None  # a generalization episode has a seed >= 2**32
             return generalization_state(int(seed) % GRID_SIZE)
         state = np.zeros(physics.STATE_SIZE)
         state[2] = START_ANGLE

@@ -15,7 +15,7 @@ why a single env was made with other options.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
@@ -36,9 +36,9 @@ class DoublePoleVectorEnv(VectorEnv):
         self,
         num_envs: int = 1,
         markov: bool = False,
-        fitness: str = "damping",
+        fitness: Literal["standard", "damping"] = "damping",
         max_steps: int = 1000,
-        validation: str = "generalization",
+        validation: Literal["generalization", "long"] = "generalization",
         long_steps: int = 100_000,
         min_force: float = physics.MIN_FORCE,
     ):
@@ -88,7 +88,7 @@ class DoublePoleVectorEnv(VectorEnv):
     @staticmethod
     def reset_state_of(env: gym.Env) -> np.ndarray:
         """(7,) what a reset ``DoublePoleEnv`` starts from: its state and its episode kind."""
-        single = env.unwrapped
+        single: Any = env.unwrapped  # a DoublePoleEnv (the adapter table says so)
         return np.append(single.state, float(single.episode_kind))
 
     def load_reset_states(self, states: np.ndarray) -> None:

@@ -85,7 +85,7 @@ class EnvironmentConfig(ConfigBase):
             )
         if self.id is not None:
             spec = self.registered_spec(f"{path}.id")
-            creator = spec.entry_point
+            creator: Any = spec.entry_point  # a callable, or its "module:attr" name
             spec_kwargs = dict(spec.kwargs)
         else:
             creator = self._entry_point(f"{path}.entry_point")
@@ -169,6 +169,7 @@ class EnvironmentConfig(ConfigBase):
             spec = EnvSpec(id=self.entry_point, entry_point=creator)
             env = gym.make(spec, disable_env_checker=True, **kwargs)
         else:
+            assert self.id is not None  # validate: exactly one of id and entry_point
             if _uses_mujoco(self.id):
                 quiet_mujoco()
             env = gym.make(self.id, disable_env_checker=True, **kwargs)

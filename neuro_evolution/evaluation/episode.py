@@ -8,7 +8,8 @@ differs, the rules do not.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -28,6 +29,27 @@ from neuro_evolution.support.seeds import brain_rng, episode_seed
 
 if TYPE_CHECKING:
     from neuro_evolution.evaluation.trace import EpisodeTrace
+
+
+class EpisodeOutcome(NamedTuple):
+    """How one episode ended, the record all three episode loops produce: scalars for one
+    individual (:class:`EpisodeRunner`), one array over a batch in lockstep (the vectorized and
+    jax handlers; a NamedTuple is a JAX pytree, so a compiled loop returns it as it is)."""
+
+    episode_return: Any  # the sum of rewards (before a cut's penalty)
+    steps: Any  # env steps taken
+    terminated: Any  # the env terminated it
+    truncated: Any  # the env truncated it (its own time limit)
+    cut: Any  # cut after max_steps_per_run steps
+
+
+class EvaluationScore(NamedTuple):
+    """What the episode rules make of an evaluation's episodes (scalars or batch arrays)."""
+
+    fitness: Any  # mean (penalised) return
+    steps: Any  # env steps of all episodes
+    terminated: Any  # episodes that ended by termination
+    truncated: Any  # episodes that ended by the env's truncation or a cut
 
 
 @config_class
@@ -62,16 +84,22 @@ class EpisodeRunnerConfig(ConfigBase):
         """Whether an episode that the env has not ended after ``steps`` steps is cut now."""
         return steps >= self.max_steps_per_run if self.max_steps_per_run else False
 
-    def score(self, episodes: list[tuple[Any, Any, Any, Any, Any]]) -> tuple[Any, Any, Any, Any]:
-        """(fitness, steps, terminated, truncated) of episodes given as (return, steps,
-        terminated, truncated, cut), each a scalar or one array over a batch of individuals."""
-        total_return, total_steps, terminated_count, truncated_count = 0.0, 0, 0, 0
-        for episode_return, steps, terminated, truncated, cut in episodes:
-            total_return = total_return + (episode_return - self.max_steps_penalty * cut)
-            total_steps = total_steps + steps
-            terminated_count = terminated_count + terminated
-            truncated_count = truncated_count + ((truncated > terminated) | cut)
-        return total_return / len(episodes), total_steps, terminated_count, truncated_count
+    def score(self, episodes: Sequence[EpisodeOutcome]) -> EvaluationScore:
+        """The score of an evaluation's episodes (in episode order), each a scalar or one array
+        over a batch of individuals."""
+        total_return: Any = 0.0
+        total_steps: Any = 0
+        terminated_count: Any = 0
+        truncated_count: Any = 0
+        for episode in episodes:
+            cut = episode.cut
+            total_return = total_return + (episode.episode_return - self.max_steps_penalty * cut)
+            total_steps = total_steps + episode.steps
+            terminated_count = terminated_count + episode.terminated
+            truncated_count = truncated_count + ((episode.truncated > episode.terminated) | cut)
+        return EvaluationScore(
+            total_return / len(episodes), total_steps, terminated_count, truncated_count
+        )
 
 
 @frozen_dataclass
@@ -165,7 +193,9 @@ class EpisodeRunner:
     @property
     def observation_size(self) -> int:
         """Elements of one observation (what normalization statistics are kept over)."""
-        return int(np.prod(self.env.observation_space.shape, dtype=np.int64))
+        shape = self.env.observation_space.shape
+        assert shape is not None  # brains take Box and Discrete observations only
+        return int(np.prod(shape, dtype=np.int64))
 
     def run_episode(
         self,
@@ -185,16 +215,16 @@ class EpisodeRunner:
 
     def _result(
         self,
-        episodes: list[tuple],
+        episodes: list[EpisodeOutcome],
         behavior: np.ndarray | None = None,
         observation_stats: np.ndarray | None = None,
     ) -> EvaluationResult:
-        fitness, steps, terminated, truncated = self.config.score(episodes)
+        score = self.config.score(episodes)
         return EvaluationResult(
-            fitness=fitness,
-            steps=steps,
-            terminated=int(terminated),
-            truncated=int(truncated),
+            fitness=score.fitness,
+            steps=score.steps,
+            terminated=int(score.terminated),
+            truncated=int(score.truncated),
             behavior=behavior,
             observation_stats=observation_stats,
         )
@@ -208,8 +238,8 @@ class EpisodeRunner:
         scaler: ObservationScaler | None = None,
         observations: ObservationRecorder | None = None,
         trace: EpisodeTrace | None = None,
-    ) -> tuple[float, int, bool, bool, bool]:
-        """(return, steps, terminated, truncated, cut) of one episode, as the config's rules say.
+    ) -> EpisodeOutcome:
+        """How one episode ends, as the config's rules say.
 
         ``observations`` counts the raw observations the brain was shown; ``trace`` records
         each step."""
@@ -242,7 +272,7 @@ class EpisodeRunner:
             if self.config.reached_limit(steps):
                 cut = True
                 break
-        return episode_return, steps, terminated, truncated, cut
+        return EpisodeOutcome(episode_return, steps, terminated, truncated, cut)
 
     def dry_run(self, template: BrainTemplate) -> None:
         """One reset, one brain step and one env step with a zero genome: fail early on mismatch."""

@@ -27,7 +27,7 @@ class FreshBox2DWorld(gym.Wrapper):
     """Gives a Box2D env a new ``b2World`` (same gravity) before every reset."""
 
     def reset(self, **kwargs: Any) -> Any:
-        env = self.env.unwrapped
+        env: Any = self.env.unwrapped  # a Box2D env (keeps_box2d_world)
         box2d = sys.modules["Box2D"]
         env._destroy()  # the bodies belong to the old world: remove them while it exists
         env.world = box2d.b2World(gravity=env.world.gravity)

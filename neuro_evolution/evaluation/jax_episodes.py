@@ -19,7 +19,7 @@ on the numpy handlers (noise-free ones follow the same formulas, see ``docs/jax.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -27,10 +27,34 @@ import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.brains.jax_brains import JaxBrain, decode_actions, encode_inputs
-from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
+from neuro_evolution.evaluation.episode import EpisodeOutcome, EpisodeRunnerConfig
 from neuro_evolution.evaluation.jax_envs import JaxEnv
 
 NOISE_STREAM = 1  # fold_in(reset key, NOISE_STREAM): the brain-noise key of an episode
+
+
+class EpisodeCarry(NamedTuple):
+    """The state the episode loop (``lax.while_loop``) carries from step to step, per lane."""
+
+    t: Any  # steps taken by the loop (the brain-noise index), a scalar
+    observations: Any
+    env_state: Any
+    brain_state: Any
+    episode_return: Any
+    steps: Any  # env steps of each lane's episode (frozen once it ended)
+    active: Any  # the lane's episode has not ended
+    terminated: Any
+    truncated: Any
+    cut: Any
+    stats: Any  # (P, 1 + 2D) observation statistics, (P, 0) when not recorded
+
+
+class GenerationOutput(NamedTuple):
+    """What the program returns: per-episode outcomes of (R, P) arrays, and observation
+    statistics (P, 1 + 2D) when recorded (None otherwise)."""
+
+    episodes: EpisodeOutcome
+    stats: Any
 
 
 class GenerationProgram:
@@ -56,11 +80,11 @@ class GenerationProgram:
         reset_keys: np.ndarray,
         scaler: tuple[np.ndarray, np.ndarray, float] | None,
         record_stats: bool,
-    ) -> dict[str, np.ndarray]:
-        """Per-episode arrays (R, P) -- return, steps, terminated, truncated, cut -- and
-        ``stats`` (P, 1 + 2D) when ``record_stats``; ``reset_keys`` is (R, P, 2) uint32."""
+    ) -> GenerationOutput:
+        """Per-episode outcomes as (R, P) arrays, and the observation statistics (P, 1 + 2D)
+        when ``record_stats``; ``reset_keys`` is (R, P, 2) uint32."""
         keys = jnp.asarray(reset_keys)
-        scale_args = ()
+        scale_args: tuple[Any, ...] = ()
         if scaler is not None:
             mean, scale, clip = scaler
             scale_args = (
@@ -78,7 +102,9 @@ class GenerationProgram:
             self.compile_seconds += time.perf_counter() - start
             self.compilations += 1
             self._compiled[signature] = compiled
-        return {name: np.asarray(value) for name, value in compiled(*args).items()}
+        episodes, stats = compiled(*args)
+        outcome = EpisodeOutcome(*(np.asarray(value) for value in episodes))
+        return GenerationOutput(outcome, None if stats is None else np.asarray(stats))
 
     def _program(self, scaled: bool, record_stats: bool):
         brain, env, rules, dtype = self.brain, self.env, self.rules, self.dtype
@@ -94,16 +120,24 @@ class GenerationProgram:
             noise_keys = jax.vmap(lambda key: jax.random.fold_in(key, NOISE_STREAM))(keys)
             zeros = jnp.zeros(count, dtype=dtype)
             no = jnp.zeros(count, dtype=bool)
-            carry = (
-                jnp.int32(0), observations, env_state, brain.initial_state(params), zeros,
-                jnp.zeros(count, dtype=jnp.int32), jnp.ones(count, dtype=bool), no, no, no,
-                stats,
-            )  # fmt: skip
+            carry = EpisodeCarry(
+                t=jnp.int32(0),
+                observations=observations,
+                env_state=env_state,
+                brain_state=brain.initial_state(params),
+                episode_return=zeros,
+                steps=jnp.zeros(count, dtype=jnp.int32),
+                active=jnp.ones(count, dtype=bool),
+                terminated=no,
+                truncated=no,
+                cut=no,
+                stats=stats,
+            )
 
-            def more(carry):
-                return jnp.any(carry[6])
+            def more(carry: EpisodeCarry) -> Any:
+                return jnp.any(carry.active)
 
-            def body(carry):
+            def body(carry: EpisodeCarry) -> EpisodeCarry:
                 t, obs, env_state, brain_state, ret, steps, active, term, trunc, cut, stats = carry
                 raw = obs.reshape(count, -1).astype(dtype)
                 if record_stats:
@@ -135,11 +169,19 @@ class GenerationProgram:
                 now_cut = active & rules.reached_limit(steps)
                 cut = cut | now_cut
                 active = active & ~now_cut
-                return (t + 1, obs, env_state, brain_state, ret, steps, active, term, trunc, cut,
-                        stats)  # fmt: skip
+                return EpisodeCarry(
+                    t + 1, obs, env_state, brain_state, ret, steps, active, term, trunc, cut, stats
+                )
 
             out = jax.lax.while_loop(more, body, carry)
-            return out[-1], (out[4], out[5], out[7], out[8], out[9])
+            outcome = EpisodeOutcome(
+                episode_return=out.episode_return,
+                steps=out.steps,
+                terminated=out.terminated,
+                truncated=out.truncated,
+                cut=out.cut,
+            )
+            return out.stats, outcome
 
         def program(params, keys, *scale_args):
             count = keys.shape[1]
@@ -149,11 +191,7 @@ class GenerationProgram:
                 stats, result = episode(params, episode_keys, scale_args, stats)
                 return stats, result
 
-            stats, (ret, steps, term, trunc, cut) = jax.lax.scan(one, stats, keys)
-            result = {"return": ret, "steps": steps, "terminated": term, "truncated": trunc}
-            result["cut"] = cut
-            if record_stats:
-                result["stats"] = stats
-            return result
+            stats, episodes = jax.lax.scan(one, stats, keys)  # episodes: (R, P) arrays
+            return GenerationOutput(episodes, stats if record_stats else None)
 
         return program

@@ -60,6 +60,7 @@ def _observation_buffer(space: gym.Space, count: int) -> np.ndarray:
     brains' ``encode`` would convert them; no lossy cast to the space dtype on the way)."""
     if isinstance(space, gym.spaces.Discrete):
         return np.zeros(count, dtype=np.int64)
+    assert space.shape is not None  # a Box: brains take Box and Discrete observations only
     return np.zeros((count, *space.shape), dtype=np.float64)
 
 
@@ -114,9 +115,15 @@ def _cartpole_incompatibility(vector_env: Any, single: gym.Env) -> str | None:
             f"its max_episode_steps {vector_env.max_episode_steps} differs from the single "
             f"env's time limit {single_limit}"
         )
-    if vector_env._sutton_barto_reward != single.unwrapped._sutton_barto_reward:
+    unwrapped: Any = single.unwrapped  # a CartPoleEnv
+    if vector_env._sutton_barto_reward != unwrapped._sutton_barto_reward:
         return "its sutton_barto_reward setting differs from the single env's"
     return None
+
+
+def _cartpole_state(env: gym.Env) -> np.ndarray:
+    unwrapped: Any = env.unwrapped  # a CartPoleEnv
+    return np.array(unwrapped.state, dtype=np.float64)
 
 
 def _cartpole_load_states(vector_env: Any, states: np.ndarray) -> None:
@@ -131,7 +138,7 @@ def _native_adapters() -> dict[type, NativeAdapter]:
 
     return {
         CartPoleVectorEnv: NativeAdapter(
-            read_state=lambda env: np.array(env.unwrapped.state, dtype=np.float64),
+            read_state=_cartpole_state,
             load_states=_cartpole_load_states,
             incompatibility=_cartpole_incompatibility,
         ),
@@ -154,7 +161,9 @@ class NativeLockstepEnv(LockstepEnv):
         self.reference = environment.make()
         self._adapter = adapter
         self._neutral = neutral  # a valid action for copies that have finished
-        self._observations = np.zeros((count, *self.reference.observation_space.shape))
+        shape = self.reference.observation_space.shape
+        assert shape is not None  # adapters exist for Box observation spaces only
+        self._observations = np.zeros((count, *shape))
         self._states: np.ndarray | None = None
         reason = adapter.incompatibility(self.vector_env.unwrapped, self.reference)
         if reason is not None:
@@ -162,8 +171,7 @@ class NativeLockstepEnv(LockstepEnv):
             raise ValueError(f"native vector env of {environment.label} cannot be used: {reason}")
 
     def reset(self, seeds: Sequence[int]) -> np.ndarray:
-        seeds = np.asarray(seeds, dtype=np.int64)
-        unique, inverse = np.unique(seeds, return_inverse=True)
+        unique, inverse = np.unique(np.asarray(seeds, dtype=np.int64), return_inverse=True)
         states, observations = [], []
         for seed in unique.tolist():
             observation, _ = self.reference.reset(seed=seed)
@@ -189,6 +197,7 @@ class NativeLockstepEnv(LockstepEnv):
 
 
 def _make_native(environment: EnvironmentConfig, count: int) -> Any:
+    assert environment.id is not None  # native_adapter: only registered ids have one
     return gym.make_vec(
         environment.id,
         num_envs=count,

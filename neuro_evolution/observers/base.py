@@ -13,9 +13,12 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from neuro_evolution.support.frozen import FrozenABCMeta
+
+if TYPE_CHECKING:
+    from neuro_evolution.run.directory import LogRow
 
 # log columns that are not metrics (the step itself)
 NOT_METRICS = frozenset({"generation"})
@@ -26,7 +29,7 @@ class ObservedRun(Protocol):
 
     config: Any  # the ExperimentConfig
     generation: int  # generations done so far (where a resumed run continues)
-    log: list[dict[str, Any]]  # one row per generation, the newest last
+    log: list[LogRow]  # one row per generation, the newest last
     after_generation: list[Callable[[Any], None]]
     on_close: list[Callable[[Any], None]]
 

@@ -70,7 +70,7 @@ class MlflowObserver(Observer):
     def __call__(self, experiment: ObservedRun) -> None:
         from mlflow.entities import Metric
 
-        row = experiment.log[-1]
+        row = experiment.log[-1].to_dict()
         step = row["generation"]
         if step <= self.last_step:
             return  # logged by an earlier session, which went past its last checkpoint

@@ -36,7 +36,7 @@ class TensorBoardObserver(Observer):
         )
 
     def __call__(self, experiment: ObservedRun) -> None:
-        row = experiment.log[-1]
+        row = experiment.log[-1].to_dict()
         values = [
             self._summary.Value(tag=key, simple_value=value)
             for key, value in row_metrics(row).items()

@@ -224,7 +224,9 @@ class CmaBase(Optimizer):
             "pc": self.pc.copy(),
             **self._covariance_state(),
             "has_asked": asked,
-            "asked_steps": self._steps.copy() if asked else np.zeros((0, self.genome_size)),
+            "asked_steps": (
+                self._steps.copy() if self._steps is not None else np.zeros((0, self.genome_size))
+            ),
             **generator_to_state(self._random, "generator"),
         }
 

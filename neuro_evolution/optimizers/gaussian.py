@@ -236,7 +236,9 @@ class GaussianSearch(Optimizer):
             "center": self.mean.copy(),
             "stdev": self.stdev.copy(),
             "has_asked": asked,
-            "asked_noise": self._noise.copy() if asked else np.zeros((0, self.genome_size)),
+            "asked_noise": (
+                self._noise.copy() if self._noise is not None else np.zeros((0, self.genome_size))
+            ),
             **generator_to_state(self._rng, "generator"),
             **self._extra_state(),
         }

@@ -131,7 +131,7 @@ class _Individual(list):
         super().__init__(genes)
         self.strategy = list(strategy)
         self.fitness = _Fitness()
-        self.index = index
+        self.position = index  # not ``index``: that would hide list.index
 
 
 def mut_log_normal_global(individual: _Individual, c: float, indpb: float) -> tuple[_Individual]:
@@ -283,7 +283,7 @@ class MuPlusLambda(Optimizer):
         else:
             with self._random.active():
                 chosen = tools.selTournament(candidates, self.config.mu, self.config.tournsize)
-        return np.array([individual.index for individual in chosen], dtype=np.int64)
+        return np.array([individual.position for individual in chosen], dtype=np.int64)
 
     def _hall_of_fame_extras(self, hall_of_fame: HallOfFame | None) -> np.ndarray:
         count = self.config.extra_from_hof
@@ -313,8 +313,14 @@ class MuPlusLambda(Optimizer):
             "extra_genomes": self._extra_genomes.copy(),
             "extra_strategies": self._extra_strategies.copy(),
             "has_asked": asked,
-            "asked_genomes": self._asked_genomes.copy() if asked else empty_genomes,
-            "asked_strategies": self._asked_strategies.copy() if asked else empty_strategies,
+            "asked_genomes": (
+                self._asked_genomes.copy() if self._asked_genomes is not None else empty_genomes
+            ),
+            "asked_strategies": (
+                self._asked_strategies.copy()
+                if self._asked_strategies is not None
+                else empty_strategies
+            ),
             **self._random.to_state("random"),
         }
 

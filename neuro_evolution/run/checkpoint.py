@@ -143,7 +143,8 @@ def boundary_state(experiment: Experiment, wall_time: float, copy: bool = False)
     parts = experiment_parts(experiment)
     if copy:  # the template never changes during a run: no need to copy its arrays
         parts = {k: v if k == "template" else copy_module.deepcopy(v) for k, v in parts.items()}
-    return BoundaryState(experiment.generation, wall_time, list(experiment.log), parts)
+    log = [row.to_dict() for row in experiment.log]
+    return BoundaryState(experiment.generation, wall_time, log, parts)
 
 
 def encode_state(config: ExperimentConfig, state: BoundaryState) -> bytes:

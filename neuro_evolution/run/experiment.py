@@ -34,6 +34,7 @@ from neuro_evolution.optimizers.base import Optimizer
 from neuro_evolution.optimizers.cost import optimizer_cost_warning
 from neuro_evolution.optimizers.factory import make_optimizer
 from neuro_evolution.run.directory import Candidate, LogRow, RunDirectory
+from neuro_evolution.run.summary import RunSummary, ValidatedGeneration
 from neuro_evolution.run.validation import ValidationScore
 from neuro_evolution.support.errors import PerformanceWarning
 from neuro_evolution.support.seeds import (
@@ -65,13 +66,13 @@ def optimizer_math() -> Any:
     return _BLAS.limit(limits=1, user_api="blas")
 
 
-GenerationWork = Generator[EvaluationRequest, list[EvaluationResult], dict[str, Any]]
+GenerationWork = Generator[EvaluationRequest, list[EvaluationResult], LogRow]
 
 
 def run_generation(
     work: GenerationWork,
     evaluate: Callable[[np.ndarray, np.ndarray, EvaluationContext], list[EvaluationResult]],
-) -> dict[str, Any]:
+) -> LogRow:
     """Drive ``work`` to its end, answering every request with ``evaluate``; its log row."""
     request = next(work)
     while True:
@@ -95,18 +96,6 @@ def template_for_env(
 def build_template(config: ExperimentConfig) -> BrainTemplate:
     """The experiment's template: same config and seed -> the same masks."""
     return template_for_env(config.environment, config.brain, template_rng(config.random_seed))
-
-
-def _validated(row: dict[str, Any]) -> dict[str, Any]:
-    """A validated log row as the summary reports it (generation counted from 1)."""
-    return {
-        "generation": row["generation"] + 1,
-        "mean": row["validation_mean"],
-        "std": row["validation_std"],
-        "min": row["validation_min"],
-        "wall_time": row["wall_time"],
-        "env_steps": row["env_steps_total"],
-    }
 
 
 class Experiment:
@@ -147,7 +136,7 @@ class Experiment:
         )
         self.novelty = NoveltyArchive(config.novelty) if config.novelty is not None else None
         self.generation = 0
-        self.log: list[dict[str, Any]] = []
+        self.log: list[LogRow] = []
         self.elapsed_before = 0.0  # wall time of earlier sessions of this run (resume)
         self._owns_handler = handler is None
         self.handler = handler if handler is not None else handler_from_config(config.evaluation)
@@ -193,13 +182,13 @@ class Experiment:
         return self.generation >= self.config.number_generations or self.solved is not None
 
     @property
-    def solved(self) -> dict[str, Any] | None:
+    def solved(self) -> LogRow | None:
         """The log row of the first validation that reached ``validation.target`` (or None)."""
         section = self.config.validation
         if section is None or section.target is None:
             return None
         for row in self.log:
-            mean = row.get("validation_mean")
+            mean = row.validation_mean
             if mean is not None and mean >= section.target:
                 return row
         return None
@@ -282,10 +271,14 @@ class Experiment:
         """What the optimizer selects on: raw fitness, or its combination with novelty."""
         if self.novelty is None:
             return fitness
-        behaviors = np.stack([r.behavior for r in results])
-        return self.novelty.selection_fitness(fitness, behaviors)
+        behaviors = []
+        for result in results:
+            if result.behavior is None:
+                raise RuntimeError("novelty search is on, but an evaluation recorded no behaviour")
+            behaviors.append(result.behavior)
+        return self.novelty.selection_fitness(fitness, np.stack(behaviors))
 
-    def step(self) -> dict[str, Any]:
+    def step(self) -> LogRow:
         """Run one generation and return its log row."""
         self.start()
         return run_generation(self.generation_work(), self.handler.batch_evaluate)
@@ -331,7 +324,7 @@ class Experiment:
             generation=generation,
             evaluations=len(results),
             env_steps=env_steps,
-            env_steps_total=(self.log[-1]["env_steps_total"] if self.log else 0) + env_steps,
+            env_steps_total=(self.log[-1].env_steps_total if self.log else 0) + env_steps,
             fitness_min=float(fitness.min()),
             fitness_mean=float(fitness.mean()),
             fitness_max=float(fitness.max()),
@@ -342,7 +335,7 @@ class Experiment:
             validation_min=None if score is None else score.min,
             validation_steps=None if score is None else score.steps,
             wall_time=round(self.wall_time, 4),
-        ).to_dict()
+        )
         self.log.append(row)
         if self.run_directory is not None:
             # The candidate file keeps the last validated candidate (every one without validation).
@@ -357,7 +350,7 @@ class Experiment:
             hook(self)
         return row
 
-    def run(self, progress: bool | None = None) -> dict[str, Any]:
+    def run(self, progress: bool | None = None) -> RunSummary:
         """Run until ``number_generations``; returns a summary. Closes a handler it made."""
         from tqdm import tqdm
 
@@ -373,9 +366,9 @@ class Experiment:
         try:
             while not self.done:
                 row = self.step()
-                if row["validation_mean"] is not None:
-                    validated = f"{row['validation_mean']:.4g}"
-                postfix = {"mean": f"{row['fitness_mean']:.4g}"}
+                if row.validation_mean is not None:
+                    validated = f"{row.validation_mean:.4g}"
+                postfix = {"mean": f"{row.fitness_mean:.4g}"}
                 if validated:
                     postfix["validation"] = validated
                 bar.set_postfix(postfix)
@@ -385,25 +378,24 @@ class Experiment:
             self.close()
         return self.summary()
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> RunSummary:
         """Generations run, the last validation, time and env steps to the target, results."""
-        validated = [row for row in self.log if row.get("validation_mean") is not None]
+        validated = [row for row in self.log if row.validation_mean is not None]
         last = validated[-1] if validated else None
         solved = self.solved
         section = self.config.validation
-        return {
-            "generations": self.generation,
-            "best_fitness": self.hall_of_fame.best_fitness,
-            "env_steps": int(sum(row["env_steps"] for row in self.log)),
-            "wall_time": self.wall_time if self._started else self.elapsed_before,
-            "run_dir": str(self.run_directory.path) if self.run_directory else None,
-            "validation": None if last is None else _validated(last),
-            "episodes": section.episodes if section else 0,
-            "target": section.target if section else None,
-            # e.g. the jax handler's compilations and evaluation time without them
-            "handler_statistics": getattr(self.handler, "statistics", dict)(),
-            "solved": None if solved is None else _validated(solved),
-        }
+        return RunSummary(
+            generations=self.generation,
+            best_fitness=self.hall_of_fame.best_fitness,
+            env_steps=int(sum(row.env_steps for row in self.log)),
+            wall_time=self.wall_time if self._started else self.elapsed_before,
+            run_dir=str(self.run_directory.path) if self.run_directory else None,
+            validation=None if last is None else ValidatedGeneration.from_row(last),
+            episodes=section.episodes if section else 0,
+            target=section.target if section else None,
+            handler_statistics=self.handler.statistics(),
+            solved=None if solved is None else ValidatedGeneration.from_row(solved),
+        )
 
     def close(self) -> None:
         """Draw the last plot, run the ``on_close`` hooks (once), and close the handler if this

@@ -34,7 +34,7 @@ from neuro_evolution.run.checkpoint import (
     install_checkpoints,
     read_checkpoint,
 )
-from neuro_evolution.run.directory import CONFIG_FILE
+from neuro_evolution.run.directory import CONFIG_FILE, LogRow
 from neuro_evolution.run.experiment import Experiment
 from neuro_evolution.run.status import (
     CONFIG_HASH_IGNORES,
@@ -166,7 +166,7 @@ def restore(experiment: Experiment, checkpoint: Checkpoint) -> None:
         if owner is not None:
             owner.load_state(state)
     experiment.generation = checkpoint.generation
-    experiment.log = [dict(row) for row in checkpoint.log]
+    experiment.log = [LogRow.from_dict(row) for row in checkpoint.log]
     experiment.elapsed_before = checkpoint.wall_time
 
 

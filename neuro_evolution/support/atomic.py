@@ -82,7 +82,7 @@ def atomic_savez(path: str | Path, arrays: dict[str, Any]) -> None:
     atomic_write_bytes(path, npz_bytes(arrays))
 
 
-def load_npz(path: str | Path) -> dict[str, np.ndarray]:
+def load_npz(path: str | Path | io.BytesIO) -> dict[str, np.ndarray]:
     """Read an ``.npz`` without pickle (a run directory from elsewhere cannot run code)."""
     with np.load(path, allow_pickle=False) as data:
         return {key: data[key] for key in data.files}

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABCMeta
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar, dataclass_transform, overload
 
 import numpy as np
 
 _SEALED = "_frozen_class_sealed_"
 
-T = TypeVar("T", bound=type)
+T = TypeVar("T")
 
 
 def _is_dunder(name: str) -> bool:
@@ -51,15 +52,27 @@ class FrozenABCMeta(FrozenClassMeta, ABCMeta):
     """:class:`FrozenClassMeta` for abstract base classes."""
 
 
-def frozen_dataclass(cls: T | None = None, /, **options: Any) -> Any:
+@overload
+def frozen_dataclass(cls: type[T], /) -> type[T]: ...
+
+
+@overload
+def frozen_dataclass(cls: None = None, /, **options: Any) -> Callable[[type[T]], type[T]]: ...
+
+
+@dataclass_transform(frozen_default=True, kw_only_default=True)
+def frozen_dataclass(
+    cls: type[T] | None = None, /, **options: Any
+) -> type[T] | Callable[[type[T]], type[T]]:
     """``dataclass(frozen=True, slots=True, kw_only=True)`` for a class with a frozen metaclass.
 
     The class is unsealed while ``dataclasses`` installs its fields, then sealed again.
     """
 
-    def wrap(klass: T) -> T:
+    def wrap(klass: type[T]) -> type[T]:
         type.__setattr__(klass, _SEALED, False)
-        made = dataclasses.dataclass(frozen=True, slots=True, kw_only=True, **options)(klass)
+        make = dataclasses.dataclass(frozen=True, slots=True, kw_only=True, **options)
+        made: type[T] = make(klass)
         type.__setattr__(made, _SEALED, True)
         return made
 
@@ -83,15 +96,16 @@ class ReadOnlyRecord(metaclass=FrozenABCMeta):
     """
 
     __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]  # every subclass's
 
     def __post_init__(self) -> None:
-        for field in dataclasses.fields(self):  # type: ignore[arg-type]
+        for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         return (_rebuild_record, (type(self), values))
 
 
@@ -105,11 +119,13 @@ class FrozenDict(dict):
     def _refuse(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("this mapping is part of a frozen config and cannot be changed")
 
+    # A deliberate break of dict's interface (it stays a dict, so json and numpy take it as
+    # one): every mutator is replaced by one that refuses, and the mapping is hashable.
     __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
     __ior__ = _refuse  # type: ignore[assignment]
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (FrozenDict, (dict(self),))
 
-    def __hash__(self) -> int:  # type: ignore[override]
+    def __hash__(self) -> int:  # type: ignore[override]  # dict declares __hash__ = None
         return hash(tuple(sorted(self.items(), key=repr)))

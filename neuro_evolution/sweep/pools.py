@@ -40,7 +40,7 @@ WORKER_NICENESS = 5
 class SequentialPool(RunPool):
     """Evaluates every request in this process when it is submitted."""
 
-    def __init__(self, vectorize: bool = False) -> None:
+    def __init__(self, vectorize: bool | str = False) -> None:
         super().__init__(slots=1, vectorize=vectorize)
         self._states: dict[str, Any] = {}
 

@@ -27,6 +27,7 @@ from typing import Any
 from neuro_evolution.config.tree import config_to_dict
 from neuro_evolution.evaluation.handlers.pool import RunPool
 from neuro_evolution.run.checkpoint import TrainingStopped, install_checkpoints
+from neuro_evolution.run.directory import LogRow
 from neuro_evolution.run.experiment import Experiment, GenerationWork
 from neuro_evolution.run.resume import changed_keys, read_run_config, resume_experiment
 from neuro_evolution.run.status import STATUS_FILE
@@ -218,10 +219,10 @@ class Sweep:
             self.summary.solved.append(plan.name)
         self.note_rows(experiment.log)
 
-    def note_rows(self, rows: list[dict[str, Any]]) -> None:
+    def note_rows(self, rows: list[LogRow]) -> None:
         """Keep the best validation mean seen in any run."""
         for row in rows:
-            mean = row.get("validation_mean")
+            mean = row.validation_mean
             if mean is not None and not math.isnan(mean):
                 best = self.summary.best_validation
                 self.summary.best_validation = mean if best is None else max(best, mean)

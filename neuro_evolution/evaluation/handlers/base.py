@@ -9,6 +9,7 @@ bit-identical whichever handler runs them.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 from abc import abstractmethod
 from collections.abc import Iterator
@@ -53,6 +54,19 @@ class WorkerState:
         self.runner.close()
 
 
+@dataclasses.dataclass(frozen=True)
+class HandlerStatistics:
+    """What a handler measured over its session, for the end-of-run summary.
+
+    This base record (what :meth:`EvaluationHandler.statistics` returns by default) reports
+    nothing; a handler that measures something returns a subclass that writes its own lines.
+    """
+
+    def summary_lines(self) -> list[str]:
+        """The summary lines that report these statistics (none for the base record)."""
+        return []
+
+
 class EvaluationHandler(metaclass=FrozenABCMeta):
     """Evaluates populations; set up once per run with :meth:`start`, ended with :meth:`close`."""
 
@@ -77,6 +91,11 @@ class EvaluationHandler(metaclass=FrozenABCMeta):
 
     def close(self) -> None:
         """Release workers and envs."""
+
+    def statistics(self) -> HandlerStatistics:
+        """What this handler measured over its session (kept after :meth:`close`, for the
+        summary); by default nothing."""
+        return HandlerStatistics()
 
     def describe(self) -> str:
         """The handler line for the console, ``NAME: how it evaluates`` (e.g. where a dashboard

@@ -335,6 +335,7 @@ class DaskHandler(EvaluationHandler):
         """Task slots of the cluster: our worker count, or an existing cluster's total threads."""
         if self._cluster is not None:
             return self.workers
+        assert self._client is not None  # called once connected
         return max(1, int(self._client.scheduler_info(n_workers=0).get("total_threads", 1)))
 
     def close(self) -> None:

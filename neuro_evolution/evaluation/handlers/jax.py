@@ -14,6 +14,7 @@ run the same state (``evaluation.vectorize: "jax"``): :class:`JaxWorkerState`.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -23,11 +24,16 @@ from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.config.importing import import_extra
 from neuro_evolution.evaluation.episode import (
     TRAINING,
+    EpisodeOutcome,
     EvaluationContext,
     EvaluationResult,
     RunnerSpec,
 )
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler, check_batch
+from neuro_evolution.evaluation.handlers.base import (
+    EvaluationHandler,
+    HandlerStatistics,
+    check_batch,
+)
 from neuro_evolution.evaluation.handlers.options import (
     EvaluationConfig,
     option_path,
@@ -92,35 +98,36 @@ class JaxWorkerState:
         record = self.spec.observation_normalization is not None and not context.validation
         with self._precision():
             params = self.program.brain.params(genomes, self.program.dtype)
-            arrays = self.program.run(
+            output = self.program.run(
                 params,
                 keys,
                 None if scaler is None else (scaler.mean, scaler.scale, scaler.clip),
                 record,
             )
+        run = output.episodes
         episodes = [
-            (
-                arrays["return"][k].astype(np.float64),
-                arrays["steps"][k].astype(np.int64),
-                arrays["terminated"][k],
-                arrays["truncated"][k],
-                arrays["cut"][k],
+            EpisodeOutcome(
+                episode_return=run.episode_return[k].astype(np.float64),
+                steps=run.steps[k].astype(np.int64),
+                terminated=run.terminated[k],
+                truncated=run.truncated[k],
+                cut=run.cut[k],
             )
             for k in range(keys.shape[0])
         ]
-        fitness, steps, terminated, truncated = rules.score(episodes)
-        stats = arrays["stats"].astype(np.float64) if record else None
+        score = rules.score(episodes)
+        stats = output.stats.astype(np.float64) if output.stats is not None else None
         results = [
             EvaluationResult(
-                fitness=float(fitness[i]),
-                steps=int(steps[i]),
-                terminated=int(terminated[i]),
-                truncated=int(truncated[i]),
+                fitness=float(score.fitness[i]),
+                steps=int(score.steps[i]),
+                terminated=int(score.terminated[i]),
+                truncated=int(score.truncated[i]),
                 observation_stats=None if stats is None else stats[i].copy(),
             )
             for i in range(len(genomes))
         ]
-        self.env_steps += int(np.sum(steps))
+        self.env_steps += int(np.sum(score.steps))
         elapsed = time.perf_counter() - start
         self.evaluation_seconds += elapsed - (self.program.compile_seconds - compiling)
         return results
@@ -136,6 +143,26 @@ class JaxWorkerState:
         """Nothing to release: compiled programs go with the object."""
 
 
+@dataclasses.dataclass(frozen=True)
+class JaxStatistics(HandlerStatistics):
+    """A JAX session: its compilations and their seconds, and the evaluation seconds without
+    them with their env steps (validation included), so steps/s exclude compiling."""
+
+    compilations: int
+    compile_seconds: float
+    evaluation_seconds: float
+    env_steps: int
+
+    def summary_lines(self) -> list[str]:
+        seconds, steps = self.evaluation_seconds, self.env_steps
+        rate = f" = {steps / seconds:.4g} env steps/s" if seconds > 0 else ""
+        return [
+            f"jax: {self.compilations} compilations in {self.compile_seconds:.1f} s; "
+            f"evaluation without them: {steps} env steps (validation included) in "
+            f"{seconds:.1f} s{rate} (this session)"
+        ]
+
+
 @register_handler("jax")
 class JaxHandler(EvaluationHandler):
     """Evaluates the whole batch in this process as one compiled program (CPU, GPU or TPU)."""
@@ -143,7 +170,7 @@ class JaxHandler(EvaluationHandler):
     def __init__(self, precision: str = "float32") -> None:
         self.precision = precision
         self._worker: JaxWorkerState | None = None
-        self._statistics: dict[str, float | int] = {}  # kept after close, for the summary
+        self._statistics = HandlerStatistics()  # kept after close, for the summary
 
     @classmethod
     def from_config(cls, section: EvaluationConfig) -> JaxHandler:
@@ -166,18 +193,18 @@ class JaxHandler(EvaluationHandler):
             self._worker.close()
             self._worker = None
 
-    def statistics(self) -> dict[str, float | int]:
-        """Compilations, their seconds, the evaluation seconds without them and their env steps
-        (validation included) of this session (the last session's after :meth:`close`)."""
+    def statistics(self) -> HandlerStatistics:
+        """This session's :class:`JaxStatistics` (the last session's after :meth:`close`; the
+        empty base record before the first :meth:`start`)."""
         if self._worker is None:
-            return dict(self._statistics)
+            return self._statistics
         program = self._worker.program
-        return {
-            "compilations": program.compilations,
-            "compile_seconds": round(program.compile_seconds, 3),
-            "evaluation_seconds": round(self._worker.evaluation_seconds, 3),
-            "env_steps": self._worker.env_steps,
-        }
+        return JaxStatistics(
+            compilations=program.compilations,
+            compile_seconds=round(program.compile_seconds, 3),
+            evaluation_seconds=round(self._worker.evaluation_seconds, 3),
+            env_steps=self._worker.env_steps,
+        )
 
     def describe(self) -> str:
         if self._worker is None:

@@ -80,7 +80,7 @@ class ProcessPool(RunPool):
         workers_count: int,
         start_method: str,
         capacity: int = 1,
-        vectorize: bool = False,
+        vectorize: bool | str = False,
         *,
         chunks_per_slot: int = 1,
         runs: dict[str, tuple[BrainTemplate, RunnerSpec]] | None = None,
@@ -306,7 +306,7 @@ class MultiprocessingHandler(EvaluationHandler):
         self,
         workers: int = 2,
         start_method: str = "forkserver",
-        vectorize: bool = False,
+        vectorize: bool | str = False,
         chunks_per_worker: int | None = None,
     ) -> None:
         if chunks_per_worker is None:

@@ -68,7 +68,7 @@ class RunPool(ABC):
     (:meth:`_submit_chunk`) and hands their results to :meth:`_chunk_done`.
     """
 
-    def __init__(self, slots: int, vectorize: bool = False, chunks_per_slot: int = 1) -> None:
+    def __init__(self, slots: int, vectorize: bool | str = False, chunks_per_slot: int = 1) -> None:
         if vectorize:
             vectorized_state_class()  # fail here, not in every worker
         self.slots = slots

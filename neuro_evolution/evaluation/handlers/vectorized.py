@@ -26,6 +26,7 @@ import numpy as np
 from neuro_evolution.brains.base import BatchBrain, BrainTemplate
 from neuro_evolution.evaluation.episode import (
     TRAINING,
+    EpisodeOutcome,
     EpisodeRunnerConfig,
     EvaluationContext,
     EvaluationResult,
@@ -100,12 +101,18 @@ def evaluate_lockstep(
         ended_cut |= cut
         active &= ~cut
         all_active = all_active and bool(active.all())
+    lanes_of = [slice(k * count, (k + 1) * count) for k in range(runs)]  # episode k's lanes
     episodes = [
-        tuple(a[k * count : (k + 1) * count].copy() for a in (
-            episode_return, steps, ended_terminated, ended_truncated, ended_cut))
-        for k in range(runs)
-    ]  # fmt: skip
-    fitness, total_steps, terminated_count, truncated_count = config.score(episodes)
+        EpisodeOutcome(
+            episode_return=episode_return[k].copy(),
+            steps=steps[k].copy(),
+            terminated=ended_terminated[k].copy(),
+            truncated=ended_truncated[k].copy(),
+            cut=ended_cut[k].copy(),
+        )
+        for k in lanes_of
+    ]
+    score = config.score(episodes)
     per_individual = None
     if stats is not None:  # episode totals added in episode order, as EpisodeRunner.run does
         per_individual = np.zeros((count, stats.shape[1]))
@@ -113,10 +120,10 @@ def evaluate_lockstep(
             per_individual += stats[k * count : (k + 1) * count]
     return [
         EvaluationResult(
-            fitness=float(fitness[i]),
-            steps=int(total_steps[i]),
-            terminated=int(terminated_count[i]),
-            truncated=int(truncated_count[i]),
+            fitness=float(score.fitness[i]),
+            steps=int(score.steps[i]),
+            terminated=int(score.terminated[i]),
+            truncated=int(score.truncated[i]),
             observation_stats=None if per_individual is None else per_individual[i].copy(),
         )
         for i in range(count)

@@ -81,7 +81,7 @@ def check_vectorize(template: BrainTemplate, spec: RunnerSpec) -> None:
 
 
 # --- multiprocessing worker processes -------------------------------------------------------
-RunSetup = tuple[BrainTemplate, RunnerSpec, bool]  # template, spec, vectorize
+RunSetup = tuple[BrainTemplate, RunnerSpec, bool | str]  # template, spec, vectorize
 TimedResults = tuple[list[EvaluationResult], float]  # a chunk's results, seconds it took
 
 

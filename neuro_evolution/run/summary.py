@@ -1,0 +1,52 @@
+"""The end-of-run summary as records: what ``Experiment.run`` returns and ``train`` prints."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from neuro_evolution.evaluation.handlers.base import HandlerStatistics
+from neuro_evolution.run.directory import LogRow
+
+
+@dataclasses.dataclass(frozen=True)
+class ValidatedGeneration:
+    """A generation that ended with a held-out validation: its score, and the run's wall time
+    and training env steps up to it."""
+
+    generation: int  # generations completed (counted from 1)
+    mean: float
+    std: float
+    min: float
+    wall_time: float
+    env_steps: int  # training env steps of the run so far (``env_steps_total``)
+
+    @classmethod
+    def from_row(cls, row: LogRow) -> ValidatedGeneration:
+        """The validation of a log row that has one."""
+        mean, std, low = row.validation_mean, row.validation_std, row.validation_min
+        if mean is None or std is None or low is None:
+            raise ValueError(f"generation {row.generation} has no validation")
+        return cls(
+            generation=row.generation + 1,
+            mean=mean,
+            std=std,
+            min=low,
+            wall_time=row.wall_time,
+            env_steps=row.env_steps_total,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSummary:
+    """Generations run, the last validation, time and env steps to the target, results."""
+
+    generations: int
+    best_fitness: float
+    env_steps: int  # training env steps of all generations
+    wall_time: float
+    run_dir: str | None
+    validation: ValidatedGeneration | None  # the last validation
+    episodes: int  # held-out episodes per validation (0: no validation)
+    target: float | None  # validation.target
+    handler_statistics: HandlerStatistics  # e.g. the jax handler's compilations
+    solved: ValidatedGeneration | None  # the first validation that reached the target
