@@ -253,6 +253,7 @@ GROUP_PURPOSES: dict[str, str] = {
     "run.validation": 'held-out validation scores (the one meaning of "solved")',
     "observers": "mirrors of the log in TensorBoard and MLflow",
     "config.tree": "the experiment config: every section, resolved and validated",
+    "run.summary": "RunSummary: the record a run reports when it ends (validation, solved)",
     "run.plots": "`fitness.png`",
     "run.directory": "the run directory: config, log, hall of fame, candidate, plot",
     "config.reference": "`docs/config.md`, rendered from the config classes",
