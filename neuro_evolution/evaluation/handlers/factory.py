@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.evaluation.handlers.options import EvaluationConfig, evaluation_config
@@ -11,8 +11,9 @@ from neuro_evolution.evaluation.handlers.registry import handler_class
 
 def handler_from_config(section: EvaluationConfig) -> EvaluationHandler:
     """The handler the section names, made from the section's options."""
-    handler: EvaluationHandler = handler_class(section.handler).from_config(section)
-    return handler
+    # the registry sits below base.py, so it cannot name the type; every entry is a handler class
+    cls = cast("type[EvaluationHandler]", handler_class(section.handler))
+    return cls.from_config(section)
 
 
 def make_handler(handler: str, **options: Any) -> EvaluationHandler:

@@ -13,12 +13,9 @@ section, which checks its handler name here), so it names the handler classes on
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from neuro_evolution.config.registry import Registry
-
-if TYPE_CHECKING:
-    from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 
 HANDLERS: Registry[Any] = Registry(
     "handler",
@@ -37,7 +34,7 @@ register_handler = HANDLERS.register
 handler_names = HANDLERS.names
 
 
-def handler_class(name: str) -> type[EvaluationHandler]:
+def handler_class(name: str) -> type:
     """The class registered as ``name`` (a built-in one is imported now); KeyError if unknown."""
     return HANDLERS.get(name)[1]
 
