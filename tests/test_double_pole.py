@@ -11,6 +11,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from helpers import without_time
 
 from neuro_evolution import train
 from neuro_evolution.config.tree import parse_config
@@ -267,10 +268,6 @@ EXPERIMENT: dict[str, Any] = {
 }
 
 
-def _log(experiment: Experiment) -> list[dict[str, Any]]:
-    return [{k: v for k, v in row.items() if k != "wall_time"} for row in experiment.log]
-
-
 def test_sequential_mp_and_native_vectorized_runs_give_identical_logs():
     """A short non-Markov run, 625-episode generalization validation included, is the same on
     the sequential, mp (forkserver) and vectorized handler, the latter on the native vector env."""
@@ -280,7 +277,7 @@ def test_sequential_mp_and_native_vectorized_runs_give_identical_logs():
     for handler in (None, MultiprocessingHandler(workers=2, start_method="forkserver"), vectorized):
         experiment = Experiment(config, handler=handler, quiet=True)
         experiment.run()
-        logs.append(_log(experiment))
+        logs.append(without_time(experiment.log))
         if handler is vectorized:
             assert "native vector env" in vectorized.describe()
         if handler is not None:
@@ -299,10 +296,7 @@ def test_a_resumed_double_pole_run_ends_identical(tmp_path: Path):
     assert train.main([str(path), "--out", str(straight), "--quiet"]) == 0
     assert train.main([str(path), "--out", str(resumed), "--generations", "2", "--quiet"]) == 0
     assert train.main(["--resume", str(resumed), "--generations", "4", "--quiet"]) == 0
-    logs = [
-        [{k: v for k, v in row.items() if k != "wall_time"} for row in read_log(run / "log.csv")]
-        for run in (resumed, straight)
-    ]
+    logs = [without_time(read_log(run / "log.csv")) for run in (resumed, straight)]
     assert logs[0] == logs[1] and len(logs[0]) == 4
     fame = [load_npz(run / "hall_of_fame.npz") for run in (resumed, straight)]
     assert fame[0].keys() == fame[1].keys()

@@ -54,8 +54,8 @@ def test_a_popgym_run_on_a_forkserver_pool_matches_sequential() -> None:
         pooled.run()
     finally:
         pooled.close()
-    assert len(pooled.log) == 2 and pooled.log[-1]["env_steps_total"] == 2 * 8 * 2 * 51
-    assert -1.0 <= pooled.log[-1]["fitness_max"] <= 1.0  # POPGym's own returns, not reshaped
+    assert len(pooled.log) == 2 and pooled.log[-1].env_steps_total == 2 * 8 * 2 * 51
+    assert -1.0 <= pooled.log[-1].fitness_max <= 1.0  # POPGym's own returns, not reshaped
     reference = Experiment(parse_config(data), handler=SequentialHandler())
     try:
         reference.run()

@@ -1,0 +1,200 @@
+"""Benchmark: memory tasks -- the double pole without velocities, and POPGym -- per brain type.
+
+Double pole (``neuro_evolution.envs``): episodes (evaluations) until the run is *solved*, over
+run seeds 1..N: the genome the run stands behind passes the env's validation (non-Markov: the
+625-state generalization test, >= 200 start states balanced for 1,000 steps; Markov: 100,000
+steps balanced from the standard start). Training episodes are counted; validation episodes are
+not (the literature counts the networks evaluated while searching). A run that is not solved
+within the evaluation cap counts as failed. Printed per variant and brain: seeds solved, median
+evaluations of the solved seeds, median wall time, next to the published counts.
+
+POPGym (the ``popgym`` extra): the held-out validation mean after a fixed env-step budget, per
+task and brain type, median of seeds 1..M. The recurrent brains (CTRNN, LSTM) face the FFNN
+control: a task that needs memory is one where the control stays near random play.
+
+Every case starts from a shipped config; only the run seed, the brain (LSTM cases replace the
+brain section) and the stopping rule change.
+
+Usage:
+    python scripts/bench_memory.py                      # everything (about 30 min on 2 cores)
+    python scripts/bench_memory.py --part doublepole --seeds 10
+    python scripts/bench_memory.py --part popgym --popgym-seeds 3 --budget 1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from neuro_evolution.config.tree import ExperimentConfig, load_config, parse_config
+from neuro_evolution.run.experiment import Experiment
+from neuro_evolution.run.validation import ValidationScore
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = ROOT / "configs"
+
+# Gomez, Schmidhuber & Miikkulainen 2008, "Accelerated neural evolution through cooperatively
+# coevolved synapses", JMLR 9:937-965: Table 3 (Markov double pole) and Table 4 (non-Markov,
+# damping fitness), mean evaluations over 50 runs. Their "solved" for Table 4 is 100,000 steps
+# from the standard start, not the 625-state generalization test used here.
+PUBLISHED_NON_MARKOV = {"CoSyNE": 3_416, "CMA-ES": 6_061, "NEAT": 6_929, "ESP": 26_342}
+PUBLISHED_MARKOV = {"CMA-ES": 895, "CoSyNE": 954, "NEAT": 3_600, "ESP": 3_800}
+
+
+class DoublePoleCase(NamedTuple):
+    name: str
+    config: str
+    brain: dict[str, Any] | None  # None: the config's own brain
+    cap: int  # training evaluations before the run counts as failed
+
+
+class PopgymCase(NamedTuple):
+    task: str
+    config: str  # the task's best recurrent brain
+    control: str  # its FFNN control
+
+
+DOUBLE_POLE = [
+    DoublePoleCase("non-Markov CTRNN", "double_pole_nonmarkov.json", None, 20_000),
+    DoublePoleCase("non-Markov LSTM", "double_pole_nonmarkov.json", {"type": "LSTM"}, 20_000),
+    DoublePoleCase("non-Markov FFNN", "double_pole_nonmarkov_ffnn.json", None, 20_000),
+    DoublePoleCase("Markov CTRNN", "double_pole_markov.json", None, 10_000),
+    DoublePoleCase("Markov LSTM", "double_pole_markov.json", {"type": "LSTM"}, 10_000),
+    DoublePoleCase("Markov FFNN", "double_pole_markov_ffnn.json", None, 10_000),
+]
+POPGYM = [
+    PopgymCase("PositionOnlyCartPoleEasy", "popgym_stateless_cartpole.json",
+               "popgym_stateless_cartpole_ffnn.json"),
+    PopgymCase("RepeatPreviousEasy", "popgym_repeat_previous.json",
+               "popgym_repeat_previous_ffnn.json"),
+    PopgymCase("RepeatFirstEasy", "popgym_repeat_first.json", "popgym_repeat_first_ffnn.json"),
+    PopgymCase("CountRecallEasy", "popgym_count_recall.json", "popgym_count_recall_ffnn.json"),
+    PopgymCase("AutoencodeEasy", "popgym_autoencode.json", "popgym_autoencode_ffnn.json"),
+]  # fmt: skip
+
+
+def config_data(config: ExperimentConfig) -> dict[str, Any]:
+    """The config as JSON data (what ``config.json`` of a run holds)."""
+    from neuro_evolution.config.tree import config_to_dict
+
+    return config_to_dict(config)
+
+
+def evaluations_to_solve(case: DoublePoleCase, seed: int) -> tuple[int | None, float, int]:
+    """(training evaluations when solved or None, wall seconds, evaluations run)."""
+    config = load_config(CONFIGS / case.config)
+    if case.brain is not None:
+        config = parse_config({**config_data(config), "brain": case.brain})
+    assert config.validation is not None, f"{case.config} has a validation section"
+    # validate every generation, so the count stops at the first generation that is solved
+    validation = dataclasses.replace(config.validation, every_generations=1)
+    config = dataclasses.replace(
+        config, random_seed=seed, number_generations=10**6, validation=validation
+    )
+    episodes_per = config.episode_runner.number_fitness_runs
+    start = time.perf_counter()
+    experiment = Experiment(config)
+    experiment.start()
+    evaluations = 0
+    try:
+        while not experiment.done and evaluations < case.cap:
+            row = experiment.step()
+            evaluations += row.evaluations * episodes_per
+    finally:
+        experiment.close()
+    solved = experiment.summary().solved
+    return (evaluations if solved else None), time.perf_counter() - start, evaluations
+
+
+def return_at_budget(config_name: str, seed: int, budget: int) -> tuple[float, float]:
+    """(held-out validation mean after ``budget`` training env steps, wall seconds)."""
+    config = load_config(CONFIGS / config_name)
+    assert config.validation is not None, f"{config_name} has a validation section"
+    # one validation, at the budget (none on the way: they would cost time, not change training)
+    validation = dataclasses.replace(config.validation, target=None, every_generations=10**9)
+    config = dataclasses.replace(
+        config, random_seed=seed, number_generations=10**6, validation=validation
+    )
+    start = time.perf_counter()
+    experiment = Experiment(config)
+    experiment.start()
+    try:
+        while experiment.step().env_steps_total < budget:
+            pass
+        # the candidate at the budget, on the run's held-out validation episodes
+        request = experiment.validation_request(experiment.candidate())
+        results = experiment.handler.batch_evaluate(request.genomes, request.seeds, request.context)
+    finally:
+        experiment.close()
+    score = ValidationScore.from_results(experiment.generation, results)
+    return score.mean, time.perf_counter() - start
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def bench_double_pole(seeds: list[int]) -> None:
+    print("\n## Double pole: training evaluations until solved")
+    print("| case | seeds solved | median evaluations | median wall time |")
+    print("| --- | ---: | ---: | ---: |")
+    for case in DOUBLE_POLE:
+        if not (CONFIGS / case.config).is_file():
+            print(f"| {case.name} | (no {case.config}) | | |")
+            continue
+        runs = [evaluations_to_solve(case, seed) for seed in seeds]
+        solved = [evaluations for evaluations, _, _ in runs if evaluations is not None]
+        wall = median([seconds for _, seconds, _ in runs])
+        print(
+            f"| {case.name} | {len(solved)}/{len(runs)} (cap {case.cap:,}) | "
+            f"{median(solved):,.0f} | {wall:.1f} s |",
+            flush=True,
+        )
+    print("\nPublished (Gomez et al. 2008, JMLR 9, mean of 50 runs; solved = 100,000 steps):")
+    print("  non-Markov, damping fitness (Table 4): " + ", ".join(
+        f"{name} {count:,}" for name, count in PUBLISHED_NON_MARKOV.items()))  # fmt: skip
+    print("  Markov (Table 3): " + ", ".join(
+        f"{name} {count:,}" for name, count in PUBLISHED_MARKOV.items()))  # fmt: skip
+
+
+def bench_popgym(seeds: list[int], budget: int) -> None:
+    print(f"\n## POPGym: held-out validation mean after {budget:,} training env steps")
+    print("| task | brain | median held-out mean | seeds | median wall time |")
+    print("| --- | --- | ---: | --- | ---: |")
+    for case in POPGYM:
+        for config_name in (case.config, case.control):
+            if not (CONFIGS / config_name).is_file():
+                print(f"| {case.task} | (no {config_name}) | | | |")
+                continue
+            brain = load_config(CONFIGS / config_name).brain.type_name()
+            runs = [return_at_budget(config_name, seed, budget) for seed in seeds]
+            means = [mean for mean, _ in runs]
+            shown = ", ".join(f"{mean:.3f}" for mean in means)
+            print(
+                f"| {case.task} | {brain} | {median(means):.3f} | {shown} | "
+                f"{median([seconds for _, seconds in runs]):.1f} s |",
+                flush=True,
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=["doublepole", "popgym", "all"], default="all")
+    parser.add_argument("--seeds", type=int, default=10, help="double-pole run seeds 1..N")
+    parser.add_argument("--popgym-seeds", type=int, default=3, help="POPGym run seeds 1..M")
+    parser.add_argument("--budget", type=int, default=1_000_000, help="POPGym env steps")
+    args = parser.parse_args()
+    print(f"# bench_memory on {os.cpu_count()} cores")
+    if args.part in ("doublepole", "all"):
+        bench_double_pole(list(range(1, args.seeds + 1)))
+    if args.part in ("popgym", "all"):
+        bench_popgym(list(range(1, args.popgym_seeds + 1)), args.budget)
+
+
+if __name__ == "__main__":
+    main()
