@@ -314,6 +314,7 @@ def pendulum_sweep(tmp_path: Path) -> tuple[Path, list[str]]:
     return config, [str(config), "--seeds", "1-3", "--parallel-runs", "3", "--quiet"]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_a_worker_killed_mid_generation_is_replaced_and_every_run_stays_identical(tmp_path):
     """SIGKILL of a worker while it evaluates (once the first run finished generation 1): the

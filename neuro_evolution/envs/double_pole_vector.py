@@ -15,7 +15,7 @@ why a single env was made with other options.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -32,24 +32,10 @@ class DoublePoleVectorEnv(VectorEnv):
 
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.DISABLED}
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        markov: bool = False,
-        fitness: Literal["standard", "damping"] = "damping",
-        max_steps: int = 1000,
-        validation: Literal["generalization", "long"] = "generalization",
-        long_steps: int = 100_000,
-        min_force: float = physics.MIN_FORCE,
-    ):
-        self.task = DoublePoleTask(
-            markov=markov,
-            fitness=fitness,
-            max_steps=max_steps,
-            validation=validation,
-            long_steps=long_steps,
-            min_force=min_force,
-        )
+    def __init__(self, num_envs: int = 1, **task: Any):
+        """``task``: the keyword arguments of :class:`DoublePoleEnv` (checked there when the
+        config is read), so both envs play the same task."""
+        self.task = DoublePoleTask(**task)
         self.num_envs = num_envs
         self.single_observation_space = observation_space(self.task)
         self.single_action_space = ACTION_SPACE
