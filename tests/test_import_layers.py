@@ -240,7 +240,7 @@ GROUP_PURPOSES: dict[str, str] = {
     "config": "the config package's `__init__` (a docstring; its modules are groups of their own)",
     "run": "the run package's `__init__` (a docstring; its modules are groups of their own)",
     "config.schema": "frozen, validated config classes parsed from JSON; errors name the field",
-    "config.registry": "named registries of pluggable types (brains, optimizers): config + class",
+    "config.registry": "the one Registry: pluggable types by name (brains, optimizers, handlers, observers)",
     "config.importing": "imports a config names (`imports`, `module:Name`) with one-line errors",
     "normalization": "observation statistics: gathered per evaluation, merged, frozen per "
     "generation",
@@ -254,7 +254,7 @@ GROUP_PURPOSES: dict[str, str] = {
     "observers": "mirrors of the log in TensorBoard and MLflow",
     "config.tree": "the experiment config: every section, resolved and validated",
     "run.summary": "RunSummary: the record a run reports when it ends (validation, solved)",
-    "run.plots": "`fitness.png`",
+    "run.plots": "`fitness.png`; the brain-state picture of `replay --brain-state`",
     "run.directory": "the run directory: config, log, hall of fame, candidate, plot",
     "config.reference": "`docs/config.md`, rendered from the config classes",
     "run.experiment": "the training loop: `Experiment.step()` / `run()`, one generation as a "
