@@ -240,7 +240,8 @@ GROUP_PURPOSES: dict[str, str] = {
     "config": "the config package's `__init__` (a docstring; its modules are groups of their own)",
     "run": "the run package's `__init__` (a docstring; its modules are groups of their own)",
     "config.schema": "frozen, validated config classes parsed from JSON; errors name the field",
-    "config.registry": "the one Registry: pluggable types by name (brains, optimizers, handlers, observers)",
+    "config.registry": "the one Registry: pluggable types by name (brains, optimizers, handlers, "
+    "observers)",
     "config.importing": "imports a config names (`imports`, `module:Name`) with one-line errors",
     "normalization": "observation statistics: gathered per evaluation, merged, frozen per "
     "generation",
