@@ -66,7 +66,12 @@ class CTRNNConfig(BrainConfig):
     """Options of the ``CTRNN`` brain."""
 
     number_neurons: int = option(10, doc="neurons N of the network", ge=1)
-    delta_t: float = option(0.05, doc="Euler step of y += delta_t * dy/dt", gt=0)
+    delta_t: float = option(
+        1.0,
+        doc="Euler step of y += delta_t * dy/dt; with small steps every neuron is a slow "
+        "integrator that sums its inputs instead of holding what came when",
+        gt=0,
+    )
     neuron_activation: Literal["tanh", "relu"] = option("tanh", doc="σ in dy/dt = σ(y)·W + u·V + b")
     neuron_activation_inplace: bool = option(
         False, doc="integrate from σ(y) instead of y: y ← σ(y) + delta_t * dy/dt"
