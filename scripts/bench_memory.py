@@ -38,6 +38,9 @@ from neuro_evolution.run.validation import ValidationScore
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "configs"
 
+# Published PPO + GRU/LSTM POPGym scores (Morad et al. 2023, ICLR, appendix tables) are not
+# printed: no stored source held those tables' numbers (only the paper's first pages).
+
 # Gomez, Schmidhuber & Miikkulainen 2008, "Accelerated neural evolution through cooperatively
 # coevolved synapses", JMLR 9:937-965: Table 3 (Markov double pole) and Table 4 (non-Markov,
 # damping fitness), mean evaluations over 50 runs. Their "solved" for Table 4 is 100,000 steps
@@ -57,24 +60,36 @@ class PopgymCase(NamedTuple):
     task: str
     config: str  # the task's best recurrent brain
     control: str  # its FFNN control
+    other: dict[str, Any]  # the other recurrent brain type, in the config's place
 
 
+CTRNN_16 = {"type": "CTRNN", "number_neurons": 16, "delta_t": 1.0}
+LSTM_16 = {"type": "LSTM", "hidden_size": 16}
+CTRNN_8_INPLACE = {
+    "type": "CTRNN", "number_neurons": 8, "delta_t": 1.0, "neuron_activation_inplace": True
+}  # fmt: skip
+
+
+CTRNN_5 = {"type": "CTRNN", "number_neurons": 5, "delta_t": 1.0, "normalize_input": True}
 DOUBLE_POLE = [
-    DoublePoleCase("non-Markov CTRNN", "double_pole_nonmarkov.json", None, 20_000),
-    DoublePoleCase("non-Markov LSTM", "double_pole_nonmarkov.json", {"type": "LSTM"}, 20_000),
-    DoublePoleCase("non-Markov FFNN", "double_pole_nonmarkov_ffnn.json", None, 20_000),
-    DoublePoleCase("Markov CTRNN", "double_pole_markov.json", None, 10_000),
-    DoublePoleCase("Markov LSTM", "double_pole_markov.json", {"type": "LSTM"}, 10_000),
-    DoublePoleCase("Markov FFNN", "double_pole_markov_ffnn.json", None, 10_000),
+    DoublePoleCase("non-Markov LSTM (shipped)", "double_pole_nonmarkov.json", None, 20_000),
+    DoublePoleCase("non-Markov CTRNN", "double_pole_nonmarkov.json", CTRNN_5, 20_000),
+    DoublePoleCase("non-Markov FFNN control", "double_pole_nonmarkov_ffnn.json", None, 20_000),
+    DoublePoleCase("Markov LSTM (shipped)", "double_pole_markov.json", None, 10_000),
+    DoublePoleCase("Markov CTRNN", "double_pole_markov.json", CTRNN_5, 10_000),
+    DoublePoleCase("Markov linear", "double_pole_markov_ffnn.json", None, 10_000),
 ]
 POPGYM = [
     PopgymCase("PositionOnlyCartPoleEasy", "popgym_stateless_cartpole.json",
-               "popgym_stateless_cartpole_ffnn.json"),
+               "popgym_stateless_cartpole_ffnn.json", CTRNN_8_INPLACE),
     PopgymCase("RepeatPreviousEasy", "popgym_repeat_previous.json",
-               "popgym_repeat_previous_ffnn.json"),
-    PopgymCase("RepeatFirstEasy", "popgym_repeat_first.json", "popgym_repeat_first_ffnn.json"),
-    PopgymCase("CountRecallEasy", "popgym_count_recall.json", "popgym_count_recall_ffnn.json"),
-    PopgymCase("AutoencodeEasy", "popgym_autoencode.json", "popgym_autoencode_ffnn.json"),
+               "popgym_repeat_previous_ffnn.json", LSTM_16),
+    PopgymCase("RepeatFirstEasy", "popgym_repeat_first.json", "popgym_repeat_first_ffnn.json",
+               LSTM_16),
+    PopgymCase("CountRecallEasy", "popgym_count_recall.json", "popgym_count_recall_ffnn.json",
+               LSTM_16),
+    PopgymCase("AutoencodeEasy", "popgym_autoencode.json", "popgym_autoencode_ffnn.json",
+               CTRNN_16),
 ]  # fmt: skip
 
 
@@ -111,9 +126,14 @@ def evaluations_to_solve(case: DoublePoleCase, seed: int) -> tuple[int | None, f
     return (evaluations if solved else None), time.perf_counter() - start, evaluations
 
 
-def return_at_budget(config_name: str, seed: int, budget: int) -> tuple[float, float]:
-    """(held-out validation mean after ``budget`` training env steps, wall seconds)."""
+def return_at_budget(
+    config_name: str, brain: dict[str, Any] | None, seed: int, budget: int
+) -> tuple[float, float]:
+    """(held-out validation mean after ``budget`` training env steps, wall seconds) of the
+    config, with its brain section replaced by ``brain`` when given."""
     config = load_config(CONFIGS / config_name)
+    if brain is not None:
+        config = parse_config({**config_data(config), "brain": brain})
     assert config.validation is not None, f"{config_name} has a validation section"
     # one validation, at the budget (none on the way: they would cost time, not change training)
     validation = dataclasses.replace(config.validation, target=None, every_generations=10**9)
@@ -162,17 +182,26 @@ def bench_double_pole(seeds: list[int]) -> None:
         f"{name} {count:,}" for name, count in PUBLISHED_MARKOV.items()))  # fmt: skip
 
 
-def bench_popgym(seeds: list[int], budget: int) -> None:
+def bench_popgym(seeds: list[int], budget: int, tasks: list[str] | None) -> None:
     print(f"\n## POPGym: held-out validation mean after {budget:,} training env steps")
     print("| task | brain | median held-out mean | seeds | median wall time |")
     print("| --- | --- | ---: | --- | ---: |")
     for case in POPGYM:
-        for config_name in (case.config, case.control):
+        if tasks and case.task not in tasks:
+            continue
+        variants = [(case.config, None), (case.config, case.other), (case.control, None)]
+        for config_name, override in variants:
             if not (CONFIGS / config_name).is_file():
                 print(f"| {case.task} | (no {config_name}) | | | |")
                 continue
-            brain = load_config(CONFIGS / config_name).brain.type_name()
-            runs = [return_at_budget(config_name, seed, budget) for seed in seeds]
+            brain = (
+                str(override["type"])
+                if override
+                else load_config(CONFIGS / config_name).brain.type_name()
+            )
+            if override is None and config_name == case.config:
+                brain += " (shipped)"
+            runs = [return_at_budget(config_name, override, seed, budget) for seed in seeds]
             means = [mean for mean, _ in runs]
             shown = ", ".join(f"{mean:.3f}" for mean in means)
             print(
@@ -188,12 +217,15 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10, help="double-pole run seeds 1..N")
     parser.add_argument("--popgym-seeds", type=int, default=3, help="POPGym run seeds 1..M")
     parser.add_argument("--budget", type=int, default=1_000_000, help="POPGym env steps")
+    parser.add_argument(
+        "--tasks", nargs="+", choices=[case.task for case in POPGYM], help="POPGym tasks (all)"
+    )
     args = parser.parse_args()
     print(f"# bench_memory on {os.cpu_count()} cores")
     if args.part in ("doublepole", "all"):
         bench_double_pole(list(range(1, args.seeds + 1)))
     if args.part in ("popgym", "all"):
-        bench_popgym(list(range(1, args.popgym_seeds + 1)), args.budget)
+        bench_popgym(list(range(1, args.popgym_seeds + 1)), args.budget, args.tasks)
 
 
 if __name__ == "__main__":
