@@ -72,12 +72,12 @@ CTRNN_8_INPLACE = {
 
 CTRNN_5 = {"type": "CTRNN", "number_neurons": 5, "delta_t": 1.0, "normalize_input": True}
 DOUBLE_POLE = [
-    DoublePoleCase("non-Markov LSTM (shipped)", "double_pole_nonmarkov.json", None, 20_000),
-    DoublePoleCase("non-Markov CTRNN", "double_pole_nonmarkov.json", CTRNN_5, 20_000),
-    DoublePoleCase("non-Markov FFNN control", "double_pole_nonmarkov_ffnn.json", None, 20_000),
-    DoublePoleCase("Markov LSTM (shipped)", "double_pole_markov.json", None, 10_000),
-    DoublePoleCase("Markov CTRNN", "double_pole_markov.json", CTRNN_5, 10_000),
-    DoublePoleCase("Markov linear", "double_pole_markov_ffnn.json", None, 10_000),
+    DoublePoleCase("non-Markov LSTM (shipped)", "double_pole_nonmarkov.json", None, 10_000),
+    DoublePoleCase("non-Markov CTRNN", "double_pole_nonmarkov.json", CTRNN_5, 10_000),
+    DoublePoleCase("non-Markov FFNN control", "double_pole_nonmarkov_ffnn.json", None, 10_000),
+    DoublePoleCase("Markov LSTM (shipped)", "double_pole_markov.json", None, 5_000),
+    DoublePoleCase("Markov CTRNN", "double_pole_markov.json", CTRNN_5, 5_000),
+    DoublePoleCase("Markov linear", "double_pole_markov_ffnn.json", None, 5_000),
 ]
 POPGYM = [
     PopgymCase("PositionOnlyCartPoleEasy", "popgym_stateless_cartpole.json",
@@ -159,11 +159,13 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def bench_double_pole(seeds: list[int]) -> None:
+def bench_double_pole(seeds: list[int], cases: list[str] | None) -> None:
     print("\n## Double pole: training evaluations until solved")
     print("| case | seeds solved | median evaluations | median wall time |")
     print("| --- | ---: | ---: | ---: |")
     for case in DOUBLE_POLE:
+        if cases and case.name not in cases:
+            continue
         if not (CONFIGS / case.config).is_file():
             print(f"| {case.name} | (no {case.config}) | | |")
             continue
@@ -218,12 +220,15 @@ def main() -> None:
     parser.add_argument("--popgym-seeds", type=int, default=3, help="POPGym run seeds 1..M")
     parser.add_argument("--budget", type=int, default=1_000_000, help="POPGym env steps")
     parser.add_argument(
+        "--cases", nargs="+", choices=[case.name for case in DOUBLE_POLE], help="double-pole cases"
+    )
+    parser.add_argument(
         "--tasks", nargs="+", choices=[case.task for case in POPGYM], help="POPGym tasks (all)"
     )
     args = parser.parse_args()
     print(f"# bench_memory on {os.cpu_count()} cores")
     if args.part in ("doublepole", "all"):
-        bench_double_pole(list(range(1, args.seeds + 1)))
+        bench_double_pole(list(range(1, args.seeds + 1)), args.cases)
     if args.part in ("popgym", "all"):
         bench_popgym(list(range(1, args.popgym_seeds + 1)), args.budget, args.tasks)
 
