@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from neuro_evolution import replay, train
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
+from neuro_evolution.optimizers import OPTIMIZERS
 from neuro_evolution.run.directory import load_candidate, read_log
 from neuro_evolution.run.experiment import Experiment
 from neuro_evolution.support.seeds import (
@@ -79,15 +81,48 @@ def test_replay_validation_reproduces_the_logged_score(
     assert replay.replay(run_dir, episodes=4, seed=first) == returns
 
 
-def test_the_candidate_of_a_distribution_optimizer_is_its_center(tmp_path: Path) -> None:
-    """CMA_ES stands behind its mean; the center is what validation scores, not a sample."""
-    config = parse_config(small_config(optimizer={"type": "CMA_ES", "population_size": 6}))
+# Per registered optimizer: a small config and what its candidate is ("center": the
+# distribution's mean, attribute ``mean``; "hall_of_fame": the best genome evaluated so far).
+# A newly registered optimizer fails the registry check below until it gets a row.
+CANDIDATE_CASES: dict[str, tuple[dict, str]] = {
+    "CMA_ES": ({"population_size": 6}, "center"),
+    "SEP_CMA_ES": ({"population_size": 6}, "center"),
+    "PGPE": ({"population_size": 6}, "center"),
+    "OPENAI_ES": ({"population_size": 6}, "center"),
+    "SNES": ({"population_size": 6}, "center"),
+    "MU_ES": ({"mu": 4, "lambda_": 8}, "hall_of_fame"),
+}
+
+
+def test_every_registered_optimizer_says_what_its_candidate_is() -> None:
+    assert sorted(CANDIDATE_CASES) == OPTIMIZERS.names()
+
+
+@pytest.mark.parametrize("name", sorted(CANDIDATE_CASES))
+def test_the_candidate_is_the_center_or_the_hall_of_fame_best(name: str) -> None:
+    """After each generation the candidate is the optimizer's distribution mean (a genome no
+    sample equals), or for MU_ES the highest-fitness genome the hall of fame holds."""
+    settings, source = CANDIDATE_CASES[name]
+    config = parse_config(
+        small_config(optimizer={"type": name, **settings}, number_generations=2, validation=None)
+    )
     experiment = Experiment(config, handler=SequentialHandler())
-    experiment.run()
-    candidate = experiment.candidate()
-    assert candidate.source == "center"
-    np.testing.assert_array_equal(candidate.genome, experiment.optimizer.center())
-    assert not any(np.array_equal(candidate.genome, g) for g in experiment.hall_of_fame.genomes)
+    try:
+        for generation in (1, 2):
+            experiment.step()
+            candidate = experiment.candidate()
+            assert candidate.source == source and candidate.generation == generation
+            hall_of_fame = experiment.hall_of_fame
+            if source == "center":
+                optimizer: Any = experiment.optimizer
+                np.testing.assert_array_equal(candidate.genome, optimizer.mean)
+                assert not any(np.array_equal(candidate.genome, g) for g in hall_of_fame.genomes)
+            else:
+                best = int(np.argmax(hall_of_fame.fitness))
+                assert hall_of_fame.fitness[best] == hall_of_fame.best_fitness
+                np.testing.assert_array_equal(candidate.genome, hall_of_fame.genomes[best])
+    finally:
+        experiment.close()
 
 
 def test_validation_is_identical_on_the_vectorized_handler() -> None:
