@@ -30,6 +30,7 @@ from neuro_evolution.cli import run_cli
 from neuro_evolution.config.schema import flatten
 from neuro_evolution.config.tree import config_to_dict, parse_config
 from neuro_evolution.run.directory import CONFIG_FILE, LOG_FILE, read_log
+from neuro_evolution.run.validation import reached
 from neuro_evolution.support.atomic import atomic_write_bytes, atomic_write_text
 from neuro_evolution.support.errors import UserError
 
@@ -68,9 +69,7 @@ class Run:
     def reached(self) -> dict[str, Any] | None:
         """The first row whose validation mean reached the target."""
         target = self.target
-        if target is None:
-            return None
-        return next((r for r in self.validated() if r["validation_mean"] >= target), None)
+        return next((r for r in self.log if reached(r["validation_mean"], target)), None)
 
 
 @dataclass

@@ -124,3 +124,15 @@ def test_bootstrap_median_interval():
 def test_step_values_keep_the_last_value_after_a_run_ended():
     values = compare.step_values(np.array([1.0, 3.0]), np.array([5.0, 7.0]), np.arange(5.0))
     assert np.isnan(values[0]) and list(values[1:]) == [5.0, 5.0, 7.0, 7.0]
+
+
+@pytest.mark.parametrize("offset", [0.0, -1e-9])
+def test_time_to_target_counts_a_mean_exactly_at_the_target(offset: float) -> None:
+    """A validation mean equal to the target reached it; one just below did not."""
+    target = 0.1 + 0.2  # not a round number: the comparison is exact, not approximate
+    log = [
+        {"validation_mean": None, "wall_time": 1.0, "env_steps_total": 10},
+        {"validation_mean": target + offset, "wall_time": 2.0, "env_steps_total": 20},
+    ]
+    run = compare.Run(Path("run"), {"validation": {"target": target}}, log)
+    assert run.reached() == (log[1] if offset == 0.0 else None)

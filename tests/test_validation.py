@@ -18,6 +18,7 @@ from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
 from neuro_evolution.optimizers import OPTIMIZERS
 from neuro_evolution.run.directory import load_candidate, read_log
 from neuro_evolution.run.experiment import Experiment
+from neuro_evolution.run.validation import reached
 from neuro_evolution.support.seeds import (
     TRAINING_SEED_LIMIT,
     episode_seed,
@@ -165,6 +166,30 @@ def test_reaching_the_target_stops_the_run_and_reports_time_and_steps(
     assert len(read_log(run_dir / "log.csv")) == len(log)
 
 
+def test_a_validation_mean_exactly_at_the_target_solves_the_run() -> None:
+    """mean == target counts as solved and stops the run; the next float above it does not."""
+    settings = {
+        "number_generations": 3,
+        "optimizer": {"type": "CMA_ES", "population_size": 6},
+        "validation": {"every_generations": 1, "episodes": 3},
+    }
+    first = Experiment(parse_config(small_config(**settings)), handler=SequentialHandler())
+    first.run()
+    mean = first.log[0].validation_mean
+    assert mean is not None and first.solved is None
+    for target, solved in ((mean, True), (float(np.nextafter(mean, np.inf)), False)):
+        validation = {**settings["validation"], "target": target}
+        config = parse_config(small_config(**{**settings, "validation": validation}))
+        experiment = Experiment(config, handler=SequentialHandler())
+        try:
+            experiment.step()
+            assert experiment.log[0].validation_mean == mean
+            assert (experiment.solved is experiment.log[0]) == solved
+            assert experiment.done == solved
+        finally:
+            experiment.close()
+
+
 def test_without_validation_the_summary_says_the_training_maximum_is_no_result(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
@@ -176,3 +201,8 @@ def test_without_validation_the_summary_says_the_training_maximum_is_no_result(
     assert "optimistic draw, not a result" in capsys.readouterr().out
     candidate, _ = load_candidate(run_dir / "candidate.npz")
     assert candidate.score is None and candidate.generation == 3
+
+
+def test_no_mean_no_target_or_a_nan_mean_never_reaches() -> None:
+    assert reached(1.0, 1.0) and reached(2.0, 1.0) and not reached(0.5, 1.0)
+    assert not reached(None, 1.0) and not reached(1.0, None) and not reached(float("nan"), 0.0)

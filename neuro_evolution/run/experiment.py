@@ -35,7 +35,7 @@ from neuro_evolution.optimizers.cost import optimizer_cost_warning
 from neuro_evolution.optimizers.factory import make_optimizer
 from neuro_evolution.run.directory import Candidate, LogRow, RunDirectory
 from neuro_evolution.run.summary import RunSummary, ValidatedGeneration
-from neuro_evolution.run.validation import ValidationScore
+from neuro_evolution.run.validation import ValidationScore, reached
 from neuro_evolution.support.errors import PerformanceWarning
 from neuro_evolution.support.seeds import (
     generation_seeds,
@@ -187,11 +187,7 @@ class Experiment:
         section = self.config.validation
         if section is None or section.target is None:
             return None
-        for row in self.log:
-            mean = row.validation_mean
-            if mean is not None and mean >= section.target:
-                return row
-        return None
+        return next((row for row in self.log if reached(row.validation_mean, section.target)), None)
 
     def observation_scaler(self) -> ObservationScaler | None:
         """The frozen normalization the next generation's evaluations apply (None: off)."""

@@ -70,6 +70,8 @@ class ValidationScore:
             steps=int(sum(r.steps for r in results)),
         )
 
-    def reached(self, target: float | None) -> bool:
-        """Whether the mean reaches ``target`` (never when target is None)."""
-        return target is not None and not math.isnan(self.mean) and self.mean >= target
+
+def reached(mean: float | None, target: float | None) -> bool:
+    """The one rule of "solved": a validation mean reaches ``target`` when ``mean >= target``
+    (equal counts); never without a mean, a target, or with a NaN mean."""
+    return mean is not None and target is not None and not math.isnan(mean) and mean >= target
