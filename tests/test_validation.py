@@ -4,6 +4,7 @@ stop, and replay reproducing the validated score."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,46 @@ def test_validation_seeds_are_disjoint_from_every_training_seed() -> None:
     for shared in (True, False):
         for base in generation_seeds(7, 3, 20, shared):
             assert all(episode_seed(int(base), k) < TRAINING_SEED_LIMIT for k in range(3))
+
+
+def test_a_run_validates_on_the_validation_seeds_and_trains_on_training_seeds(
+    tmp_path: Path,
+) -> None:
+    """Every reset of a run, recorded by the env: the validations reset exactly with
+    validation_seeds (>= 2**32), in order; every other reset is a training episode seed
+    (< 2**32) of that generation's genomes, or the start-up dry run's seed 0."""
+    log_path = tmp_path / "seeds.txt"
+    config = parse_config(
+        small_config(
+            environment={
+                "entry_point": "examples.seed_log:SeedLoggingCartPole",
+                "kwargs": {"log_path": str(log_path)},
+            },
+            number_generations=3,
+            optimizer={"type": "CMA_ES", "population_size": 6},
+            episode_runner={
+                "number_fitness_runs": 2,
+                "max_steps_per_run": 20,
+                "fix_seed_for_generation": False,
+            },
+            validation={"every_generations": 2, "episodes": 4},
+        )
+    )
+    experiment = Experiment(config, handler=SequentialHandler())
+    experiment.run()
+    resets = [int(line) for line in log_path.read_text().split()]
+    held_out = [s for s in resets if s >= TRAINING_SEED_LIMIT]
+    expected_validation = [int(s) for s in validation_seeds(config.random_seed, 4)] * 2
+    assert held_out == expected_validation  # after generations 2 and 3
+    expected_training = Counter(
+        episode_seed(int(base), k)
+        for g in range(3)
+        for base in generation_seeds(config.random_seed, g, 6, False)
+        for k in range(2)
+    )
+    training = Counter(s for s in resets if s < TRAINING_SEED_LIMIT)
+    assert training - expected_training == Counter({0: training[0]})  # the dry runs' seed 0
+    assert expected_training - training == Counter()
 
 
 def _write(tmp_path: Path, config: dict) -> Path:
