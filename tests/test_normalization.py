@@ -13,6 +13,7 @@ from helpers import small_config
 
 from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.config.tree import parse_config
+from neuro_evolution.evaluation.episode import TRAINING, EvaluationContext, EvaluationResult
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
 from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
@@ -21,6 +22,7 @@ from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
 from neuro_evolution.normalization import (
     ObservationNormalizationConfig,
     ObservationRecorder,
+    ObservationScaler,
     ObservationStatistics,
     record_batch,
 )
@@ -183,3 +185,61 @@ def test_resume_of_a_normalized_run_is_identical(
     assert _comparable(resumed) == _comparable(sequential_run)
     saved = load_npz(tmp_path / "run" / "hall_of_fame.npz")
     assert saved["observation_mean"].shape == (len(resumed.hall_of_fame), 4)
+
+
+class TrainingScalerLog(SequentialHandler):
+    """The sequential handler, remembering the scaler of every training batch it evaluates."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.training_scalers: list[ObservationScaler | None] = []
+
+    def batch_evaluate(
+        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
+    ) -> list[EvaluationResult]:
+        if not context.validation:
+            self.training_scalers.append(context.observation_scaler)
+        return super().batch_evaluate(genomes, seeds, context)
+
+
+def _same(a: ObservationScaler | None, b: ObservationScaler | None) -> bool:
+    assert a is not None and b is not None
+    return bool(
+        np.array_equal(a.mean, b.mean) and np.array_equal(a.scale, b.scale) and a.clip == b.clip
+    )
+
+
+@pytest.mark.parametrize("optimizer", ["PGPE", "MU_ES"])
+def test_the_scaler_travels_with_the_genome(optimizer: str) -> None:
+    """Each hall-of-fame entry holds the scaler its generation trained with (the identity for
+    generation 0); after generation g a center candidate holds the scaler generation g + 1
+    trains with, a hall-of-fame candidate its entry's."""
+    config = {**NORMALIZED, "validation": None, "hall_of_fame_size": 30}
+    if optimizer == "MU_ES":
+        config["optimizer"] = {"type": "MU_ES", "mu": 3, "lambda_": 6}
+    handler = TrainingScalerLog()
+    experiment = Experiment(parse_config(config), handler=handler)
+    candidates = []
+    try:
+        for _ in range(4):
+            experiment.step()
+            best_generation = int(experiment.hall_of_fame.generations[0])
+            candidates.append((experiment.candidate(), best_generation))
+    finally:
+        experiment.close()
+    used = handler.training_scalers
+    assert len(used) == 4
+    identity = used[0]
+    assert identity is not None and identity.clip == np.inf
+    assert np.array_equal(identity.mean, np.zeros(4)) and np.array_equal(identity.scale, np.ones(4))
+    assert not any(_same(used[g], used[g + 1]) for g in range(3))  # the statistics move
+    hall_of_fame = experiment.hall_of_fame
+    assert sorted(set(hall_of_fame.generations.tolist())) == [0, 1, 2, 3]
+    for rank, generation in enumerate(hall_of_fame.generations):
+        assert _same(hall_of_fame.scaler(rank), used[generation]), (rank, generation)
+    for g, (candidate, best_generation) in enumerate(candidates):
+        if candidate.source == "center":
+            expected = used[g + 1] if g + 1 < len(used) else experiment.observation_scaler()
+        else:
+            expected = used[best_generation]
+        assert _same(candidate.scaler, expected), g
