@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import subprocess
 import sys
 import warnings
@@ -155,6 +156,59 @@ def test_sep_learning_rates_are_the_full_ones_times_n_plus_2_over_3() -> None:
     assert sep.c1 == pytest.approx(full.c1 * 42 / 3)
     assert sep.cmu == pytest.approx(full.cmu * 42 / 3)
     assert (sep.cc, sep.cs, sep.damps) == (full.cc, full.cs, full.damps)
+
+
+def reference_sep_cma_tell(
+    state: dict[str, Any], genomes: np.ndarray, fitness: np.ndarray, p: CmaParameters
+) -> dict[str, Any]:
+    """One sep-CMA-ES update (Ros & Hansen 2008: Hansen's tutorial Eq. 41-47 with C diagonal),
+    gene by gene in plain Python, from the asked genomes (maximising ``fitness``)."""
+    m, sigma, ps, pc, C, g = (state[k] for k in ("mean", "sigma", "ps", "pc", "C", "generation"))
+    n = len(m)
+    order = sorted(range(len(fitness)), key=lambda i: -fitness[i])[: p.mu]
+    y = [[(genomes[i][j] - m[j]) / sigma for j in range(n)] for i in order]
+    y_w = [sum(p.weights[k] * y[k][j] for k in range(p.mu)) for j in range(n)]
+    mean = [m[j] + sigma * y_w[j] for j in range(n)]
+    a = math.sqrt(p.cs * (2 - p.cs) * p.mueff)
+    ps = [(1 - p.cs) * ps[j] + a * y_w[j] / math.sqrt(C[j]) for j in range(n)]
+    ps_norm = math.sqrt(sum(v * v for v in ps))
+    hsig = ps_norm / math.sqrt(1 - (1 - p.cs) ** (2 * (g + 1))) < (1.4 + 2 / (n + 1)) * p.chi_n
+    b = math.sqrt(p.cc * (2 - p.cc) * p.mueff)
+    pc = [(1 - p.cc) * pc[j] + (b * y_w[j] if hsig else 0.0) for j in range(n)]
+    delta = 0.0 if hsig else p.cc * (2 - p.cc)
+    C = [
+        (1 + p.c1 * delta - p.c1 - p.cmu) * C[j]
+        + p.c1 * pc[j] ** 2
+        + p.cmu * sum(p.weights[k] * y[k][j] ** 2 for k in range(p.mu))
+        for j in range(n)
+    ]
+    sigma *= math.exp(p.cs / p.damps * (ps_norm / p.chi_n - 1))
+    return {"mean": mean, "sigma": sigma, "ps": ps, "pc": pc, "C": C, "generation": g + 1}
+
+
+def test_sep_cma_es_tell_is_the_papers_update() -> None:
+    """Three tells of SEP_CMA_ES equal the reference update: mean, both evolution paths, the
+    diagonal of C and sigma (from the second tell on C is no longer I, so C^-1/2 shows)."""
+    section = {"type": "SEP_CMA_ES", "population_size": 8, "sigma": 0.5, "initial_centroid": 0.3}
+    optimizer: Any = make_optimizer(OPTIMIZERS.parse_config(section, "optimizer"), 5, 11)
+    p = optimizer.params
+    state: dict[str, Any] = {
+        "mean": [0.3] * 5,
+        "sigma": 0.5,
+        "ps": [0.0] * 5,
+        "pc": [0.0] * 5,
+        "C": [1.0] * 5,
+        "generation": 0,
+    }
+    for _ in range(3):
+        genomes = optimizer.ask()
+        fitness = -rosenbrock(genomes)
+        state = reference_sep_cma_tell(state, genomes.tolist(), fitness.tolist(), p)
+        optimizer.tell(fitness, HallOfFame(1, 5))
+        for name, attribute in (("mean", "mean"), ("ps", "ps"), ("pc", "pc"), ("C", "C")):
+            np.testing.assert_allclose(getattr(optimizer, attribute), state[name], rtol=1e-12)
+        assert optimizer.sigma == pytest.approx(state["sigma"], rel=1e-12)
+    assert not np.allclose(state["C"], 1.0) and np.ptp(state["C"]) > 0  # C was really adapted
 
 
 def npz_round_trip(state: dict[str, Any]) -> Any:
