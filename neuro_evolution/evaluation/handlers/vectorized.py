@@ -8,7 +8,10 @@ episodes each still fills the batch (CartPole, P=20, 5 episodes: 100 lanes for a
 not 20 lanes for 5 x 500). A lane whose episode has ended is masked out: it accumulates no reward,
 its env copy is not stepped (sync mode) or ignored (native mode), and the brain is told through
 ``BatchBrain.step(observations, active=mask)``. Fitness, steps and the terminated/truncated counts
-follow :meth:`EpisodeRunner.run` to the bit (see ``docs/vectorized.md``).
+follow :meth:`EpisodeRunner.run` to the bit (see ``docs/vectorized.md``). With
+``RunnerSpec.max_lanes`` (``evaluation.max_lanes``) the R*P lanes run as consecutive waves of at
+most that many lanes, with the same results; a wave that cannot fit in memory is refused
+(:mod:`~neuro_evolution.evaluation.lane_memory`).
 
 A brain type without a batch brain (``template.supports_batch`` false), or a run that records
 behaviour for novelty, falls back to the per-individual loop of
