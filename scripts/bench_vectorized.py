@@ -12,14 +12,23 @@ The sequential baseline runs on a subset of each population (a rate, so comparab
 genomes and seeds. Every vectorized result is checked against the sequential one on that subset,
 and finally over many random genomes of every brain type on the native CartPole vector env.
 
-Usage: python scripts/bench_vectorized.py [--repeats 3]
+With ``--memory``: peak resident memory (``ru_maxrss``, one fresh subprocess per setting) of
+one generation-0 LunarLander-v3 evaluation (``--memory-population`` individuals x 5 episodes, the
+shipped CTRNN, SyncVectorEnv) without a lane cap and with a few ``max_lanes`` values; each child
+checks its results against the uncapped ones (same fitness sum to the bit).
+
+Usage: python scripts/bench_vectorized.py [--repeats 3] [--memory [--memory-population 600]]
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
+import resource
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -159,11 +168,81 @@ def random_identity(count: int) -> None:
     env.close()
 
 
+MEMORY_RUNS = 5
+MEMORY_CAPS = (None, 1000, 250, 50)
+
+
+def memory_child(population: int, max_lanes: int | None) -> None:
+    """Evaluate one LunarLander population with ``max_lanes`` and print JSON: peak resident
+    memory before and after the evaluation (MiB), the fitness sum, CPU seconds."""
+    lander, spec, (low, high) = setup("lunarlander.json", runs=MEMORY_RUNS)
+    spec = dataclasses.replace(spec, max_lanes=max_lanes)
+    genomes = np.random.default_rng(0).uniform(low, high, size=(population, lander.genome_size))
+    seeds = np.full(population, 12345, dtype=np.uint32)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    start = time.process_time()
+    with VectorizedHandler() as handler:
+        handler.start(lander, spec)
+        results = handler.batch_evaluate(genomes, seeds)
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    fitness = sum(r.fitness for r in results)
+    print(
+        json.dumps(
+            {
+                "before": before,
+                "after": after,
+                "fitness": fitness.hex(),
+                "cpu": time.process_time() - start,
+            }
+        )
+    )
+
+
+def memory_mode(population: int) -> None:
+    """Print peak memory against lanes, one subprocess per max_lanes setting."""
+    lanes = population * MEMORY_RUNS
+    print(
+        f"LunarLander-v3, P={population} x {MEMORY_RUNS} episodes = {lanes:,} lanes, "
+        "generation 0, peak resident memory per fresh process (shared machine):"
+    )
+    reference = None
+    for cap in MEMORY_CAPS:
+        command = [
+            sys.executable,
+            __file__,
+            "--memory-child",
+            str(cap),
+            "--memory-population",
+            str(population),
+        ]
+        report = json.loads(
+            subprocess.run(command, check=True, capture_output=True, text=True).stdout.splitlines()[
+                -1
+            ]
+        )
+        reference = reference or report["fitness"]
+        same = "identical" if report["fitness"] == reference else "DIFFERENT"
+        print(
+            f"    max_lanes {'none' if cap is None else f'{cap:,}':>6}: peak "
+            f"{report['after']:7.0f} MiB ({report['after'] - report['before']:+6.0f} MiB over "
+            f"the {report['before']:.0f} MiB before evaluating), {report['cpu']:5.1f} s CPU, "
+            f"results {same}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--identity", type=int, default=2000, help="genomes per brain type")
+    parser.add_argument("--memory", action="store_true", help="peak memory against max_lanes")
+    parser.add_argument("--memory-population", type=int, default=600)
+    parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.memory_child is not None:
+        cap = None if args.memory_child == "None" else int(args.memory_child)
+        return memory_child(args.memory_population, cap)
+    if args.memory:
+        return memory_mode(args.memory_population)
     rng = np.random.default_rng(0)
 
     cartpole, cartpole_spec, (low, high) = setup("cartpole.json", runs=1, number_neurons=10)

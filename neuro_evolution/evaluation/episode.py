@@ -142,6 +142,8 @@ class RunnerSpec(metaclass=FrozenClassMeta):
     # set when observations are normalized: evaluations then gather observation statistics
     observation_normalization: ObservationNormalizationConfig | None = None
     imports: tuple[str, ...] = ()  # the config's imports, e.g. a module registering the env id
+    # lockstep evaluation: at most this many lanes at once (evaluation.max_lanes; None: no cap)
+    max_lanes: int | None = None
 
     def import_modules(self) -> None:
         """Import ``imports`` in this process: a worker started by forkserver, spawn or Dask has

@@ -117,6 +117,7 @@ class Experiment:
             novelty=config.novelty,
             observation_normalization=config.observation_normalization,
             imports=config.imports,
+            max_lanes=config.evaluation.max_lanes,
         )
         self.observation_statistics = self._observation_statistics()
         runner = self.spec.make()

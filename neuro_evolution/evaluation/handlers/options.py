@@ -73,6 +73,14 @@ class EvaluationConfig(ConfigBase):
     precision: Literal["float32", "float64"] = option(
         "float32", doc='float type of the JAX path (jax handler, vectorize "jax")'
     )
+    max_lanes: int | None = option(
+        None,
+        doc="vectorized evaluation (the vectorized handler, vectorize true): at most this many "
+        "lanes (episode x individual) step at once; a larger batch runs as consecutive waves "
+        "with identical results. null: one wave per batch. A wave that cannot fit in memory "
+        "is refused",
+        ge=1,
+    )
     reconnect_seconds: float = option(
         30.0,
         doc="dask with a scheduler: how long a generation waits for a lost scheduler to answer "

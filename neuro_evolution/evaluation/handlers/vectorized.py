@@ -8,7 +8,10 @@ episodes each still fills the batch (CartPole, P=20, 5 episodes: 100 lanes for a
 not 20 lanes for 5 x 500). A lane whose episode has ended is masked out: it accumulates no reward,
 its env copy is not stepped (sync mode) or ignored (native mode), and the brain is told through
 ``BatchBrain.step(observations, active=mask)``. Fitness, steps and the terminated/truncated counts
-follow :meth:`EpisodeRunner.run` to the bit (see ``docs/vectorized.md``).
+follow :meth:`EpisodeRunner.run` to the bit (see ``docs/vectorized.md``). With
+``RunnerSpec.max_lanes`` (``evaluation.max_lanes``) the R*P lanes run as consecutive waves of at
+most that many lanes, with the same results; a wave that cannot fit in memory is refused
+(:mod:`~neuro_evolution.evaluation.lane_memory`).
 
 A brain type without a batch brain (``template.supports_batch`` false), or a run that records
 behaviour for novelty, falls back to the per-individual loop of
@@ -34,6 +37,11 @@ from neuro_evolution.evaluation.episode import (
 )
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState, check_batch
 from neuro_evolution.evaluation.handlers.registry import register_handler
+from neuro_evolution.evaluation.lane_memory import (
+    PROBE_LANES,
+    check_wave_memory,
+    measure_lane_bytes,
+)
 from neuro_evolution.evaluation.vector_env import (
     LockstepEnv,
     NativeAdapter,
@@ -48,35 +56,25 @@ from neuro_evolution.support.seeds import brain_rngs, episode_seeds
 MAX_CACHED_SIZES = 4  # vector envs kept per batch size (mp/Dask chunks have one or two sizes)
 
 
-def evaluate_lockstep(
+def run_lanes(
     brain: BatchBrain,
     envs: LockstepEnv,
-    seeds: np.ndarray,
+    env_seeds: list[int],
+    rngs: list[np.random.Generator],
     config: EpisodeRunnerConfig,
     context: EvaluationContext = TRAINING,
     observation_size: int = 0,
-) -> list[EvaluationResult]:
-    """Evaluate P individuals under the same rules (``config``) as EpisodeRunner.run: all their
-    episodes at once, one lane per (episode k, individual i), an ended lane masked.
-
-    ``brain`` and ``envs`` hold R * P lanes, lane ``k * P + i`` being episode k of individual i
-    (R = ``lockstep_runs(config, context)``; see :func:`lockstep_genomes`).
-    ``observation_size`` > 0 gathers per-individual observation statistics (training only).
-    """
-    count = len(seeds)
-    runs = lockstep_runs(config, context)
+) -> tuple[EpisodeOutcome, np.ndarray | None]:
+    """Run every lane's episode to its end under the rules of EpisodeRunner.run (``config``):
+    lane j's env copy reset with ``env_seeds[j]``, its brain row with ``rngs[j]``, an ended lane
+    masked. Returns per-lane arrays and, with ``observation_size`` > 0, per-lane observation
+    totals (1 + 2D columns). Lanes are independent: any split into waves gives the same rows."""
     lanes = envs.num_envs
-    if lanes != runs * count:
-        raise ValueError(f"{lanes} lanes for {runs} episodes of {count} individuals")
-    stats = None
-    if observation_size and not context.validation:
-        stats = np.zeros((lanes, 1 + 2 * observation_size))
-    if context.validation:  # the seed itself, as EpisodeRunner.run_episode(brain, seed)
-        observations = envs.reset([int(seed) for seed in seeds])
-        brain.reset([np.random.default_rng(int(seed)) for seed in seeds])
-    else:
-        observations = envs.reset([s for k in range(runs) for s in episode_seeds(seeds, k)])
-        brain.reset([rng for k in range(runs) for rng in brain_rngs(seeds, k)])
+    if lanes != len(env_seeds) or lanes != len(rngs):
+        raise ValueError(f"{lanes} lanes for {len(env_seeds)} seeds and {len(rngs)} generators")
+    stats = np.zeros((lanes, 1 + 2 * observation_size)) if observation_size else None
+    observations = envs.reset(env_seeds)
+    brain.reset(rngs)
     scaler = context.observation_scaler
     episode_return = np.zeros(lanes)
     steps = np.zeros(lanes, dtype=np.int64)
@@ -101,20 +99,49 @@ def evaluate_lockstep(
         ended_cut |= cut
         active &= ~cut
         all_active = all_active and bool(active.all())
+    outcome = EpisodeOutcome(episode_return, steps, ended_terminated, ended_truncated, ended_cut)
+    return outcome, stats
+
+
+def lane_seeds(seeds: np.ndarray, runs: int, context: EvaluationContext) -> list[int]:
+    """Every lane's ``env.reset`` seed, lane ``k * P + i`` = episode k of individual i
+    (validation: the seed itself, as ``EpisodeRunner.run_episode(brain, seed)``)."""
+    if context.validation:
+        return [int(seed) for seed in seeds]
+    return [s for k in range(runs) for s in episode_seeds(seeds, k)]
+
+
+def lane_rngs(
+    seeds: np.ndarray, start: int, stop: int, context: EvaluationContext
+) -> list[np.random.Generator]:
+    """The brain generators of lanes ``start`` .. ``stop``-1 (made per wave: a generator per
+    lane of a whole large batch would take memory of its own)."""
+    count = len(seeds)
+    rngs: list[np.random.Generator] = []
+    for k in range(start // count, (stop - 1) // count + 1):
+        part = seeds[max(start - k * count, 0) : min(stop - k * count, count)]
+        if context.validation:
+            rngs.extend(np.random.default_rng(int(seed)) for seed in part)
+        else:
+            rngs.extend(brain_rngs(part, k))
+    return rngs
+
+
+def lockstep_results(
+    outcome: EpisodeOutcome,
+    stats: np.ndarray | None,
+    count: int,
+    config: EpisodeRunnerConfig,
+) -> list[EvaluationResult]:
+    """Per-individual results from the per-lane arrays of all R * P lanes: individual i's
+    episodes are lanes k*P+i, scored in episode order; its observation statistics the sum of
+    its lanes' totals in episode order (as EpisodeRunner.run adds them)."""
+    runs = len(outcome.steps) // count
     lanes_of = [slice(k * count, (k + 1) * count) for k in range(runs)]  # episode k's lanes
-    episodes = [
-        EpisodeOutcome(
-            episode_return=episode_return[k].copy(),
-            steps=steps[k].copy(),
-            terminated=ended_terminated[k].copy(),
-            truncated=ended_truncated[k].copy(),
-            cut=ended_cut[k].copy(),
-        )
-        for k in lanes_of
-    ]
+    episodes = [EpisodeOutcome(*(field[k].copy() for field in outcome)) for k in lanes_of]
     score = config.score(episodes)
     per_individual = None
-    if stats is not None:  # episode totals added in episode order, as EpisodeRunner.run does
+    if stats is not None:
         per_individual = np.zeros((count, stats.shape[1]))
         for k in range(runs):
             per_individual += stats[k * count : (k + 1) * count]
@@ -130,14 +157,23 @@ def evaluate_lockstep(
     ]
 
 
+def lane_waves(lanes: int, max_lanes: int | None) -> list[tuple[int, int]]:
+    """Consecutive (start, stop) lane ranges of at most ``max_lanes`` lanes (None: one wave)."""
+    size = lanes if max_lanes is None else max(min(max_lanes, lanes), 1)
+    return [(start, min(start + size, lanes)) for start in range(0, lanes, size)]
+
+
 def lockstep_runs(config: EpisodeRunnerConfig, context: EvaluationContext) -> int:
     """Episodes per individual in one evaluation: one for validation, else number_fitness_runs."""
     return 1 if context.validation else config.number_fitness_runs
 
 
-def lockstep_genomes(genomes: np.ndarray, runs: int) -> np.ndarray:
-    """The (R * P, G) genomes of the lanes: lane ``k * P + i`` is individual i."""
-    return genomes if runs == 1 else np.tile(genomes, (runs, 1))
+def lane_genomes(genomes: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """The genomes of lanes ``start`` .. ``stop``-1: lane ``k * P + i`` is individual i."""
+    count = genomes.shape[0]
+    if start == 0 and stop == count:
+        return genomes
+    return genomes[np.arange(start, stop) % count]
 
 
 def fallback_reason(template: BrainTemplate, spec: RunnerSpec) -> str:
@@ -197,6 +233,9 @@ class VectorizedWorkerState:
         self._observation_size = io.input_size
         self._neutral_action = io.decode_batch(np.zeros((1, io.output_size)))[0]
         self._discrete_actions = io.action_kind == "discrete"
+        self._lane_bytes: int | None = None
+        if spec.max_lanes is not None:  # refuse a wave that cannot fit now, before any batch
+            self._check_wave(spec.max_lanes, f"max_lanes {spec.max_lanes:,}")
 
     def describe(self) -> str:
         """How this state evaluates, e.g. 'native vector env' or 'SyncVectorEnv (why)'."""
@@ -215,22 +254,51 @@ class VectorizedWorkerState:
         genomes, seeds = check_batch(genomes, seeds, self.template.genome_size)
         if genomes.shape[0] == 0:
             return []
-        runs = lockstep_runs(self.spec.episode_runner, context)
-        brain = self.template.build_batch(lockstep_genomes(genomes, runs))
-        envs = self._lockstep_env(runs * genomes.shape[0])
+        count = genomes.shape[0]
+        config = self.spec.episode_runner
+        runs = lockstep_runs(config, context)
+        waves = lane_waves(runs * count, self.spec.max_lanes)
+        if self.spec.max_lanes is None:  # a configured wave size was checked at start-up
+            self._check_wave(runs * count, f"{runs} episodes x {count:,} individuals")
         observation_size = 0
-        if self.spec.observation_normalization is not None:
+        if self.spec.observation_normalization is not None and not context.validation:
             observation_size = self._observation_size
-        return evaluate_lockstep(
-            brain, envs, seeds, self.spec.episode_runner, context, observation_size
-        )
+        env_seeds = lane_seeds(seeds, runs, context)
+        parts = []
+        for start, stop in waves:  # lanes are independent: the waves' rows are the batch's rows
+            brain = self.template.build_batch(lane_genomes(genomes, start, stop))
+            envs = self._lockstep_env(stop - start)
+            parts.append(
+                run_lanes(
+                    brain,
+                    envs,
+                    env_seeds[start:stop],
+                    lane_rngs(seeds, start, stop, context),
+                    config,
+                    context,
+                    observation_size,
+                )
+            )
+        if len(parts) == 1:
+            outcome, stats = parts[0]
+        else:
+            outcome = EpisodeOutcome(*(np.concatenate(f) for f in zip(*(o for o, _ in parts))))
+            stats = None if observation_size == 0 else np.concatenate([s for _, s in parts])
+        return lockstep_results(outcome, stats, count, config)
 
-    def _lockstep_env(self, count: int) -> LockstepEnv:
-        envs = self._envs.get(count)
-        if envs is not None:
-            self._envs.move_to_end(count)
-            return envs
-        envs = make_lockstep_env(
+    def lane_bytes(self) -> int:
+        """Estimated bytes of one lane, measured once (see :mod:`..lane_memory`)."""
+        if self._lane_bytes is None:
+            neutral = np.array([self._neutral_action] * PROBE_LANES)
+            self._lane_bytes = measure_lane_bytes(self.template, self._make_envs, neutral)
+        return self._lane_bytes
+
+    def _check_wave(self, lanes: int, what: str) -> None:
+        if lanes > PROBE_LANES:  # smaller waves take no more than the probe did
+            check_wave_memory(lanes, self.lane_bytes(), what)
+
+    def _make_envs(self, count: int) -> LockstepEnv:
+        return make_lockstep_env(
             self.spec.environment,
             count,
             self.mode,
@@ -238,6 +306,13 @@ class VectorizedWorkerState:
             self._neutral_action,
             self._discrete_actions,
         )
+
+    def _lockstep_env(self, count: int) -> LockstepEnv:
+        envs = self._envs.get(count)
+        if envs is not None:
+            self._envs.move_to_end(count)
+            return envs
+        envs = self._make_envs(count)
         self._envs[count] = envs
         if len(self._envs) > MAX_CACHED_SIZES:
             _, oldest = self._envs.popitem(last=False)
