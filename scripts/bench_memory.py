@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from neuro_evolution.config.tree import ExperimentConfig, load_config, parse_config
+from neuro_evolution.config.tree import config_to_dict, load_config, parse_config
 from neuro_evolution.run.experiment import Experiment
 from neuro_evolution.run.validation import ValidationScore
 
@@ -93,18 +93,11 @@ POPGYM = [
 ]  # fmt: skip
 
 
-def config_data(config: ExperimentConfig) -> dict[str, Any]:
-    """The config as JSON data (what ``config.json`` of a run holds)."""
-    from neuro_evolution.config.tree import config_to_dict
-
-    return config_to_dict(config)
-
-
 def evaluations_to_solve(case: DoublePoleCase, seed: int) -> tuple[int | None, float, int]:
     """(training evaluations when solved or None, wall seconds, evaluations run)."""
     config = load_config(CONFIGS / case.config)
     if case.brain is not None:
-        config = parse_config({**config_data(config), "brain": case.brain})
+        config = parse_config({**config_to_dict(config), "brain": case.brain})
     assert config.validation is not None, f"{case.config} has a validation section"
     # validate every generation, so the count stops at the first generation that is solved
     validation = dataclasses.replace(config.validation, every_generations=1)
@@ -133,7 +126,7 @@ def return_at_budget(
     config, with its brain section replaced by ``brain`` when given."""
     config = load_config(CONFIGS / config_name)
     if brain is not None:
-        config = parse_config({**config_data(config), "brain": brain})
+        config = parse_config({**config_to_dict(config), "brain": brain})
     assert config.validation is not None, f"{config_name} has a validation section"
     # one validation, at the budget (none on the way: they would cost time, not change training)
     validation = dataclasses.replace(config.validation, target=None, every_generations=10**9)

@@ -68,6 +68,21 @@ def without_end_validation(log: list[dict[str, Any]], ended_after: int) -> list[
     return rows
 
 
+def start_up_error(environment: dict[str, Any], directory: Path, capsys: Any) -> str:
+    """``train`` on a small config with ``environment``, run from ``directory`` (the caller
+    chdirs there): it must refuse at start-up with exit 2, one stderr line (returned) and no
+    run directory."""
+    from neuro_evolution import train
+
+    path = directory / "bad.json"
+    path.write_text(json.dumps(small_config(environment=environment)))
+    assert train.main([str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert not (directory / "runs").exists()
+    return err
+
+
 # --- optional extras --------------------------------------------------------------------------
 # Each optional extra of pyproject.toml (and the test-only pycma) -> the modules whose absence
 # means "not installed".

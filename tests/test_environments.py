@@ -19,6 +19,7 @@ from helpers import (
     line_target_config,
     require,
     small_config,
+    start_up_error,
     without_end_validation,
     without_time,
 )
@@ -161,13 +162,8 @@ def test_bad_environment_exits_2_with_one_line_and_no_run_directory(
     """train refuses before anything is written: exit 2, one stderr line, no runs/ folder."""
     environment, words = BAD_AT_START[case]
     monkeypatch.chdir(tmp_path)
-    path = tmp_path / "bad.json"
-    path.write_text(json.dumps(small_config(environment=environment)))
-    assert train.main([str(path), "--quiet"]) == 2
-    err = capsys.readouterr().err
+    err = start_up_error(environment, tmp_path, capsys)
     assert err.startswith("neuro_evolution.train: error: environment") and words in err
-    assert err.count("\n") == 1
-    assert not (tmp_path / "runs").exists()
 
 
 def test_failing_import_from_the_real_command_prints_no_traceback(tmp_path: Path) -> None:

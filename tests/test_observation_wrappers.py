@@ -5,16 +5,20 @@ identical results on the sequential, mp and vectorized handlers.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from helpers import as_tuples, config_setup, sequential_results, small_config
+from helpers import (
+    as_tuples,
+    config_setup,
+    sequential_results,
+    small_config,
+    start_up_error,
+)
 
-from neuro_evolution import train
 from neuro_evolution.config.schema import ConfigError, parse
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.evaluation.environment import EnvironmentConfig
@@ -102,13 +106,8 @@ def test_a_bad_argument_is_one_line_naming_the_field_and_nothing_is_written(
     """train refuses at start-up: exit 2, one stderr line with the field and the valid range."""
     environment, words = BAD[case]
     monkeypatch.chdir(tmp_path)
-    path = tmp_path / "bad.json"
-    path.write_text(json.dumps(small_config(environment=environment)))
-    assert train.main([str(path), "--quiet"]) == 2
-    err = capsys.readouterr().err
+    err = start_up_error(environment, tmp_path, capsys)
     assert err.startswith(f"neuro_evolution.train: error: {words}")
-    assert err.count("\n") == 1
-    assert not (tmp_path / "runs").exists()
 
 
 def test_arguments_that_need_no_env_are_refused_when_the_config_is_read() -> None:
