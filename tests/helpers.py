@@ -84,8 +84,8 @@ def start_up_error(environment: dict[str, Any], directory: Path, capsys: Any) ->
 
 
 # --- optional extras --------------------------------------------------------------------------
-# Each optional extra of pyproject.toml (and the test-only pycma) -> the modules whose absence
-# means "not installed".
+# Each optional extra of pyproject.toml (and the test-only pycma and pymoo) -> the modules whose
+# absence means "not installed".
 EXTRAS: dict[str, tuple[str, ...]] = {
     "box2d": ("Box2D",),
     "mujoco": ("mujoco",),
@@ -95,9 +95,13 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "jax": ("jax", "gymnax"),
     "brax": ("brax",),
     "cma": ("cma",),
+    "pymoo": ("pymoo",),
     "popgym": ("popgym",),
 }
-INSTALLED_BY = {"cma": "test"}  # the pyproject.toml extra that installs a test-only package
+INSTALLED_BY = {
+    "cma": "test",
+    "pymoo": "test",
+}  # the pyproject.toml extra that installs a test-only package
 
 
 def installed(extra: str) -> bool:

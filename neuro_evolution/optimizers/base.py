@@ -75,3 +75,34 @@ class Optimizer(metaclass=FrozenABCMeta):
     @abstractmethod
     def load_state(self, state: OptimizerState) -> None:
         """Continue exactly from a :meth:`state` snapshot."""
+
+
+class MultiObjectiveOptimizer(Optimizer):
+    """An optimizer told a matrix of objectives (NSGA2): one row per asked genome, one column
+    per objective, every column maximized (turn raw values and their senses into this with
+    :func:`neuro_evolution.optimizers.pareto.to_maximization`).
+
+    ``tell(fitness)`` is the one-objective case: a one-column matrix, so such an optimizer
+    still runs wherever a single fitness is all there is.
+    """
+
+    @abstractmethod
+    def tell_objectives(
+        self, objectives: np.ndarray, hall_of_fame: HallOfFame | None = None
+    ) -> None:
+        """The (P, M) maximization objectives of the genomes of the last ``ask``, in order."""
+
+    def tell(self, fitness: np.ndarray, hall_of_fame: HallOfFame) -> None:
+        """One objective: ``fitness`` (P,) told as a (P, 1) matrix."""
+        values = np.asarray(fitness, dtype=np.float64)
+        if values.ndim != 1:
+            raise ValueError(
+                f"fitness: expected shape (P,), got {values.shape}; tell a (P, M) matrix of"
+                " several objectives with tell_objectives"
+            )
+        self.tell_objectives(values[:, None], hall_of_fame)
+
+    @abstractmethod
+    def front(self) -> tuple[np.ndarray, np.ndarray]:
+        """(genomes (K, G), objectives (K, M)) of the non-dominated survivors, best first by
+        the first objective; empty before the first tell."""

@@ -1,5 +1,5 @@
-"""The optimizers by name: MU_ES, CMA_ES, SEP_CMA_ES, PGPE, OPENAI_ES and SNES built in, a user's
-added with register_optimizer.
+"""The optimizers by name: MU_ES, CMA_ES, SEP_CMA_ES, PGPE, OPENAI_ES, SNES and NSGA2 built in, a
+user's added with register_optimizer.
 
 A built-in optimizer's module is imported when its name is first looked up, so listing the
 names imports none of them. ``@register_optimizer("NAME", config=NameConfig)`` on an
@@ -18,6 +18,7 @@ OPTIMIZERS: Registry[Any] = Registry(
     {
         "CMA_ES": "neuro_evolution.optimizers.cma_es",
         "MU_ES": "neuro_evolution.optimizers.mu_plus_lambda",
+        "NSGA2": "neuro_evolution.optimizers.nsga2",
         "OPENAI_ES": "neuro_evolution.optimizers.openai_es",
         "PGPE": "neuro_evolution.optimizers.pgpe",
         "SEP_CMA_ES": "neuro_evolution.optimizers.sep_cma_es",
