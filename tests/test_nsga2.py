@@ -76,8 +76,10 @@ def test_the_true_hypervolume_is_what_a_dense_true_front_gives(name: str) -> Non
     assert true_hv - 1e-4 < dense <= true_hv
 
 
-# Budget: population 100, 250 generations (25,100 evaluations); measured 98.7-99.1% of the true
-# hypervolume over seeds 1-3 (a 100-point front cannot reach 100%). Each run takes ~0.6 s.
+# Budget: population 100, 250 generations (25,100 evaluations). Measured over seeds 1-3: ZDT1
+# 99.0-99.2%, ZDT2 98.5-98.8% of the true hypervolume with either variation (a 100-point front
+# cannot reach 100%); pymoo 0.6.2's NSGA2 at the same budget: 99.2% and 98.7%. A run takes
+# 0.6-1.9 s on a shared 2-core machine.
 CONTRACT_FRACTION = 0.98
 CONTRACT_GENERATIONS = 250
 
