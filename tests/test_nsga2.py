@@ -10,14 +10,17 @@ f2 = 1 - f1^2 for f1 in [0, 1]; with the reference point (1.1, 1.1) the true hyp
 from __future__ import annotations
 
 import io
+import json
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
 from deap import base, creator, tools
+from helpers import assert_identical, run_straight, small_config
 
 from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.hall_of_fame import HallOfFame
@@ -410,3 +413,23 @@ def test_state_bytes_bounds_the_measured_peak(section: dict) -> None:
         tracemalloc.stop()
     declared = state_bytes(config, 1_500)
     assert peak <= declared <= 6 * peak, (peak, declared)
+
+
+def test_a_run_resumed_from_its_checkpoint_ends_identical(tmp_path: Path) -> None:
+    """Through the checkpoint files (int64 ranks, infinite crowding): a tiny CartPole run of 3
+    generations extended to 6 equals 6 straight ones (one objective: the episode return)."""
+    from neuro_evolution import train
+
+    data = small_config(
+        number_generations=6,
+        optimizer={"type": "NSGA2", "population_size": 4, "offspring_size": 6},
+        episode_runner={"number_fitness_runs": 1, "max_steps_per_run": 50},
+        checkpoint={"every_generations": 1, "keep": 2},
+    )
+    config = tmp_path / "nsga2.json"
+    config.write_text(json.dumps(data))
+    straight = run_straight(config, tmp_path / "straight")
+    run_dir = tmp_path / "short"
+    assert train.main([str(config), "--out", str(run_dir), "--generations", "3", "--quiet"]) == 0
+    assert train.main(["--resume", str(run_dir), "--generations", "6", "--quiet"]) == 0
+    assert_identical(run_dir, straight, extended_from=3)
