@@ -163,6 +163,8 @@ def test_hypervolume_of_hand_made_sets() -> None:
     assert hypervolume(np.array([[5.0, 0.0], [-1.0, 9.0]]), [0.0, 0.0]) == 0.0
     assert hypervolume(np.array([[5.0, 0.0], [1.0, 1.0]]), [0.0, 0.0]) == 1.0
     assert hypervolume(np.array([[3.0]]), [1.0]) == 2.0
+    for m in (2, 3, 4, 5):  # equal rows count once (slices prune duplicates in 4-D and up)
+        assert hypervolume(np.full((3, m), 2.0), np.zeros(m)) == 2.0**m
 
 
 def test_hypervolume_refuses_a_mismatched_reference_and_infinities() -> None:
@@ -172,13 +174,13 @@ def test_hypervolume_refuses_a_mismatched_reference_and_infinities() -> None:
         hypervolume(np.array([[np.inf, 1.0]]), [0.0, 0.0])
 
 
-@pytest.mark.parametrize("dimension", [2, 3, 4])
+@pytest.mark.parametrize("dimension", [2, 3, 4, 5])
 @pytest.mark.parametrize("kind", ["random", "front", "tied"])
 def test_hypervolume_equals_pymoo(dimension: int, kind: str) -> None:
     """Random clouds (dominated and outside points included), points on a sphere's orthant
     (all non-dominated) and integer grids (ties): equal to pymoo's HV to 1e-12."""
     rng = np.random.default_rng(dimension * 3 + len(kind))
-    n = {2: 300, 3: 150, 4: 40}[dimension]
+    n = {2: 300, 3: 150, 4: 40, 5: 25}[dimension]
     if kind == "random":
         minimized = rng.random((n, dimension)) * 1.3  # some beyond the reference
     elif kind == "front":

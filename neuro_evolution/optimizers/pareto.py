@@ -139,7 +139,9 @@ def hypervolume(points: np.ndarray, reference: Sequence[float] | np.ndarray) -> 
 
     Rows not strictly better than ``reference`` in every objective add nothing (see the module
     docstring for the rule). 1 objective: the best gain; 2: a sweep, O(n log n); 3 or more:
-    slicing along the last objective (HSO), O(n^(M-1) log n).
+    slicing along the last objective (HSO), O(n^(M-1) log n) at worst, slices of 3 or more
+    objectives pruned of dominated rows. Measured: 3 objectives x 1,000 points ~0.05 s,
+    4 x 200 ~0.3 s, 5 x 50 ~0.3 s, 6 x 30 ~0.8 s (exact hypervolume is #P-hard in M).
     """
     matrix = checked_matrix(points, "points")
     ref = np.array(reference, dtype=np.float64)
@@ -171,8 +173,20 @@ def _volume(gains: np.ndarray) -> float:
         below = levels[index + 1] if index + 1 < len(ordered) else 0.0
         height = levels[index] - below
         if height > 0:  # rows 0..index reach at least levels[index]
-            total += height * _volume(ordered[: index + 1, :-1])
+            reaching = ordered[: index + 1, :-1]  # pruned where the slice recurses again
+            total += height * _volume(_kept(reaching) if m > 3 else reaching)
     return total
+
+
+def _kept(gains: np.ndarray) -> np.ndarray:
+    """The rows that add volume: no other row dominates them, and of equal rows the first."""
+    if len(gains) < 3:
+        return gains
+    covered = (gains[:, None, :] <= gains[None, :, :]).all(axis=2)  # [i, j]: j covers i
+    earlier = np.tri(len(gains), k=-1, dtype=bool)  # [i, j]: j < i
+    beaten = covered & (earlier | ~covered.T)  # covered strictly, or an equal earlier row
+    np.fill_diagonal(beaten, False)
+    return gains[~beaten.any(axis=1)]
 
 
 def _area(gains: np.ndarray) -> float:
