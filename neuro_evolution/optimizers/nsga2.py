@@ -15,7 +15,8 @@ Variation (``variation``):
 
 Each gene is mutated with probability ``mutation_prob`` (null: 1/genome_size). The operators
 are vectorized numpy re-writings of DEAP's, fed by the optimizer's own PCG64 generator with a
-fixed number of draws per generation (tests check them against DEAP value for value).
+fixed number of draws per generation (tests check them against DEAP's: every branch exactly,
+values to the last bit or two, as numpy's vectorized power may round differently from libm's).
 
 With one objective (``tell``) this is a (mu + lambda) genetic algorithm. ``center()`` is None
 (there is no search distribution): a run stands behind its hall of fame's best, as for MU_ES. A
