@@ -25,10 +25,10 @@ def image_of(values: list[float], height: int, width: int, channels: int) -> Ima
 
 
 def convolve(image: Image, kernel: Any, bias: list[float], stride: int, padding: int) -> Image:
-    """out[i][j][o] = sum over a, b, c of x[i*stride + a - padding][j*stride + b - padding][c]
-    * kernel[a][b][c][o] (0 outside the image), plus bias[o]."""
+    """out[i][j][o] = sum over c, a, b of x[i*stride + a - padding][j*stride + b - padding][c]
+    * kernel[c][a][b][o] (0 outside the image), plus bias[o]."""
     height, width, channels = len(image), len(image[0]), len(image[0][0])
-    size, out_channels = len(kernel), len(bias)
+    size, out_channels = len(kernel[0]), len(bias)
     rows = (height + 2 * padding - size) // stride + 1
     cols = (width + 2 * padding - size) // stride + 1
     out = []
@@ -43,7 +43,7 @@ def convolve(image: Image, kernel: Any, bias: list[float], stride: int, padding:
                         y, x = i * stride + a - padding, j * stride + b - padding
                         if 0 <= y < height and 0 <= x < width:
                             for c in range(channels):
-                                total += image[y][x][c] * kernel[a][b][c][o]
+                                total += image[y][x][c] * kernel[c][a][b][o]
                 pixel.append(total + bias[o])
             row.append(pixel)
         out.append(row)
@@ -89,9 +89,9 @@ class ReferenceConv:
         self.layers = []
         for layer in self.config.layers:
             k, n = layer.kernel, layer.channels
-            kernel = [
-                [[[read.take() for _ in range(n)] for _ in range(channels)] for _ in range(k)]
-                for _ in range(k)
+            kernel = [  # [C_in][kernel][kernel][C_out], read row-major
+                [[[read.take() for _ in range(n)] for _ in range(k)] for _ in range(k)]
+                for _ in range(channels)
             ]
             bias = read.vector(n) if self.config.use_bias else [0.0] * n
             self.layers.append((layer, kernel, bias))

@@ -50,7 +50,7 @@ def test_convolution_matches_the_plain_loops_for_each_of_a_batch(kernel, stride,
     """A stack of 3 images with 3 kernels: image p convolved with kernel p, as the loops say."""
     rng = np.random.default_rng(kernel * 10 + stride)
     images = rng.normal(size=(3, 9, 7, 2))
-    kernels = rng.normal(size=(3, kernel, kernel, 2, 4))
+    kernels = rng.normal(size=(3, 2, kernel, kernel, 4))
     bias = rng.normal(size=(3, 4))
     got = convolve(images, kernels, bias, stride, padding)
     for p in range(3):
@@ -61,6 +61,18 @@ def test_convolution_matches_the_plain_loops_for_each_of_a_batch(kernel, stride,
         assert np.max(np.abs(got[p] - np.array(expected))) <= TOLERANCE
         alone = convolve(images[p : p + 1], kernels[p : p + 1], bias[p : p + 1], stride, padding)
         np.testing.assert_array_equal(alone[0], got[p])  # a batch of one: bit-identical
+
+
+def test_blocks_of_images_give_bit_identical_results(monkeypatch) -> None:
+    """The im2col runs over blocks of images; any block size computes the same numbers."""
+    from neuro_evolution.brains import conv_ops
+
+    rng = np.random.default_rng(5)
+    images, kernels = rng.normal(size=(7, 12, 10, 3)), rng.normal(size=(7, 3, 3, 3, 4))
+    whole = convolve(images, kernels, None, 2, 1)
+    for block_bytes in (1, 2 * 6 * 5 * 27 * 8, 1 << 30):  # one image, two, all at once
+        monkeypatch.setattr(conv_ops, "BLOCK_BYTES", block_bytes)
+        np.testing.assert_array_equal(convolve(images, kernels, None, 2, 1), whole)
 
 
 @pytest.mark.parametrize(("kind", "size", "stride"), POOLS)

@@ -7,13 +7,13 @@ stacked along C), (H, W) as grayscale (C = 1); a vector Box (n,) or a one-hot Di
     x ← act(conv(x, K_l, stride_l, padding_l) + b_l)          (zero padding on every side)
     x ← pool(x)                                               (max or average, when asked)
 
-with K_l of shape (kernel, kernel, C_in, C_out) (cross-correlation, as every deep-learning
+with K_l of shape (C_in, kernel, kernel, C_out) (cross-correlation, as every deep-learning
 library's "conv"). The final map is flattened in (H, W, C) row-major order into F features. As
 the intermediate part of a composed brain whose next part takes exactly F inputs, the features
 are the output, raw. Otherwise (the brain alone, the last part, or another output size) a
 dense layer maps them to the outputs: out = tanh(features·D + d), mapped to the action space.
 
-Genome layout, in this order: for every layer K_l (row-major over (kernel, kernel, C_in, C_out))
+Genome layout, in this order: for every layer K_l (row-major over (C_in, kernel, kernel, C_out))
 then, with ``use_bias``, b_l (C_out); then, when there is a dense layer, D (F × outputs,
 row-major) then d (outputs) with ``use_bias``. The numpy kernels are in ``conv_ops.py`` (one
 brain is a batch of one); the JAX path in ``jax_conv.py``.
@@ -72,7 +72,7 @@ class ConvConfig(BrainConfig):
 class Stage(NamedTuple):
     """One layer's geometry: its kernel's shape and genome slices, and what follows the conv."""
 
-    kernel_shape: tuple[int, int, int, int]  # (kernel, kernel, C_in, C_out)
+    kernel_shape: tuple[int, int, int, int]  # (C_in, kernel, kernel, C_out)
     kernel_part: slice
     bias_part: slice
     stride: int
@@ -111,7 +111,7 @@ def stages(config: ConvConfig, image: tuple[int, ...]) -> tuple[list[Stage], int
                 f"{layer.kernel} does not fit the {height}x{width} input of layer {number} "
                 f"(padding {layer.padding}); use a smaller kernel or more padding",
             )
-        shape = (layer.kernel, layer.kernel, channels, layer.channels)
+        shape = (channels, layer.kernel, layer.kernel, layer.channels)
         kernel_part = slice(offset, offset + int(np.prod(shape)))
         bias_part = slice(kernel_part.stop, kernel_part.stop + layer.channels * config.use_bias)
         offset = bias_part.stop

@@ -3,15 +3,19 @@
 Every function works on channel-last float64 stacks (P, H, W, C) with one weight set per image,
 so one brain is the P = 1 case of the same code (and a batch brain's row i is bit-identical to
 a single brain of genome i: each image is one BLAS call of the same shape). There is no Python
-loop over P or over pixels: a convolution is one im2col (``sliding_window_view``) and one
+loop over P or over pixels: a convolution is an im2col (``sliding_window_view``) and a
 batched ``np.matmul``; a pooling window is a loop over its few offsets, each a whole-stack
-operation.
+operation. The patches are built for a block of images at a time (``BLOCK_BYTES``), which
+keeps them in the cache (twice as fast as one im2col of the whole stack at P = 256) and bounds
+the memory they take.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+
+BLOCK_BYTES = 4 << 20  # the im2col patches of this many bytes' worth of images at a time
 
 
 def output_length(size: int, window: int, stride: int, padding: int = 0) -> int:
@@ -22,20 +26,29 @@ def output_length(size: int, window: int, stride: int, padding: int = 0) -> int:
 def convolve(
     x: np.ndarray, kernels: np.ndarray, bias: np.ndarray | None, stride: int, padding: int
 ) -> np.ndarray:
-    """Zero-padded strided cross-correlation: x (P, H, W, C), kernels (P, kh, kw, C, O),
+    """Zero-padded strided cross-correlation: x (P, H, W, C), kernels (P, C, kh, kw, O),
     bias (P, O) or None -> (P, Ho, Wo, O), with
 
-    out[p, i, j, o] = sum_{a, b, c} xpad[p, i*stride + a, j*stride + b, c] * kernels[p, a, b, c, o]
+    out[p, i, j, o] = sum_{c, a, b} xpad[p, i*stride + a, j*stride + b, c] * kernels[p, c, a, b, o]
                       + bias[p, o]
+
+    (the kernel's (C, kh, kw) order is the order of ``sliding_window_view``'s window axes, so
+    the patches are one plain copy, not a transposed one)
     """
     if padding:
         x = np.pad(x, ((0, 0), (padding, padding), (padding, padding), (0, 0)))
     count, _, _, channels = x.shape
-    _, kh, kw, _, out_channels = kernels.shape
+    _, _, kh, kw, out_channels = kernels.shape
     windows = sliding_window_view(x, (kh, kw), axis=(1, 2))[:, ::stride, ::stride]
     rows, cols = windows.shape[1:3]  # windows: (P, Ho, Wo, C, kh, kw)
-    patches = windows.transpose(0, 1, 2, 4, 5, 3).reshape(count, rows * cols, kh * kw * channels)
-    out = np.matmul(patches, kernels.reshape(count, kh * kw * channels, out_channels))
+    size = channels * kh * kw
+    flat = kernels.reshape(count, size, out_channels)
+    out = np.empty((count, rows * cols, out_channels))
+    block = max(1, BLOCK_BYTES // (rows * cols * size * 8))
+    for start in range(0, count, block):  # blocks of images: their patches stay in the cache
+        stop = min(start + block, count)
+        patches = windows[start:stop].reshape(stop - start, rows * cols, size)
+        np.matmul(patches, flat[start:stop], out=out[start:stop])
     if bias is not None:
         out += bias[:, None, :]
     return out.reshape(count, rows, cols, out_channels)

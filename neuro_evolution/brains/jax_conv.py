@@ -48,9 +48,12 @@ class ConvJaxBrain(JaxBrain):
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
         batch = self.template.build_batch(genomes)
         assert isinstance(batch, ConvBatchBrain)
-        return {
-            name: jnp.asarray(array, dtype=dtype) for name, array in batch.selection.full.items()
-        }
+        params = {}
+        for name, array in batch.selection.full.items():
+            if name.startswith("K"):  # (P, C, k, k, O) -> the HWIO order of lax: (P, k, k, C, O)
+                array = array.transpose(0, 2, 3, 1, 4)
+            params[name] = jnp.asarray(array, dtype=dtype)
+        return params
 
     def initial_state(self, params: Params) -> State:
         return jnp.zeros((0, params["K0"].shape[0]), dtype=params["K0"].dtype)
