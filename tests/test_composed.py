@@ -12,9 +12,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from helpers import require, small_config, without_time
+from helpers import assert_identical, require, run_straight, small_config, without_time
 
-from neuro_evolution import replay
+from neuro_evolution import replay, train
 from neuro_evolution.brains import BrainTemplate, make_template
 from neuro_evolution.brains.registry import parse_brain_config
 from neuro_evolution.config.tree import parse_config
@@ -306,3 +306,52 @@ def test_runs_are_identical_sequential_and_vectorized_and_replay(brain, environm
     arrays = load_npz(folder / "episode-0.npz")
     assert arrays["rewards"].sum() == pytest.approx(returns[0])
     assert arrays["state.part1.neuron_state"].shape == (len(arrays["rewards"]), 4)
+
+
+def test_a_composed_run_resumes_exactly_on_a_process_pool(tmp_path: Path) -> None:
+    """3 generations of an FFNN -> CTRNN run, resumed from its checkpoint to 6 on an mp pool
+    (templates pickled to the workers), equal 6 straight generations."""
+    data = small_config(
+        brain=FFNN_CTRNN,
+        number_generations=6,
+        episode_runner={"number_fitness_runs": 1, "max_steps_per_run": 50},
+        checkpoint={"every_generations": 1, "keep": 2},
+    )
+    config = tmp_path / "composed.json"
+    config.write_text(json.dumps(data))
+    straight = run_straight(config, tmp_path / "straight")
+    run_dir = tmp_path / "short"
+    assert train.main([str(config), "--out", str(run_dir), "--generations", "3", "--quiet"]) == 0
+    argv = ["--resume", str(run_dir), "--generations", "6", "--handler", "mp", "--workers", "2"]
+    assert train.main([*argv, "--quiet"]) == 0
+    assert_identical(run_dir, straight, extended_from=3)
+
+
+def test_the_jax_handler_runs_a_composed_brain_as_the_sequential_handler_does() -> None:
+    """gymnax CartPole, float64: an FFNN -> noise-free CTRNN composed brain scores what the
+    sequential handler scores (fitness to 1e-9, the same steps)."""
+    require("jax")
+    import jax
+
+    from neuro_evolution.config.schema import parse
+    from neuro_evolution.evaluation.environment import EnvironmentConfig
+    from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
+    from neuro_evolution.evaluation.handlers.jax import JaxHandler
+    from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+
+    environment = parse(EnvironmentConfig, {"id": "CartPole-v1", "backend": "gymnax"}, "e")
+    rules = parse(EpisodeRunnerConfig, {"number_fitness_runs": 2, "max_steps_per_run": 80}, "r")
+    spec = RunnerSpec(environment=environment, episode_runner=rules)
+    env = environment.make()
+    template = template_for(FFNN_CTRNN, env.observation_space, env.action_space)
+    genomes = genomes_for(template, 6, seed=3) * 2.0
+    seeds = np.arange(6) + 20
+    with jax.enable_x64(True), SequentialHandler() as sequential, JaxHandler("float64") as fast:
+        sequential.start(template, spec)
+        fast.start(template, spec)
+        expected = sequential.batch_evaluate(genomes, seeds)
+        got = fast.batch_evaluate(genomes, seeds)
+    assert [r.steps for r in got] == [r.steps for r in expected]
+    assert len({r.steps for r in got}) > 1
+    for a, b in zip(got, expected):
+        assert a.fitness == pytest.approx(b.fitness, abs=1e-9)
