@@ -73,6 +73,18 @@ def test_genome_is_the_parts_genomes_in_order_and_each_slice_drives_its_part() -
     np.testing.assert_array_equal(run(template.build(genome), observations), by_hand)
 
 
+def test_a_conv_part_given_a_size_maps_its_features_through_a_dense_tanh_layer() -> None:
+    """sizes[0] > 0 for a conv part: its 12 features go through a dense tanh layer to 5 values
+    (genome: + (12 + 1) x 5), which are what the CTRNN part sees."""
+    template = template_for({**CONV_CTRNN, "sizes": [5]})
+    conv, ctrnn = template.parts
+    assert conv.head and conv.io.output_size == ctrnn.io.input_size == 5
+    assert conv.genome_size == template_for(CONV_CTRNN).parts[0].genome_size + (12 + 1) * 5
+    front = conv.build(genomes_for(conv, 1)[0] * 4.0)
+    outputs = np.array([front.step(image) for image in images(5, 1)[:, 0]])
+    assert outputs.shape == (5, 5) and np.all(np.abs(outputs) <= 1.0)
+
+
 def brain_arrays(brain: Any) -> list[np.ndarray]:
     """Every ndarray a brain (or a part of it) holds, in slots and dicts."""
     found, names = [], []
