@@ -12,6 +12,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from conv_reference import ReferenceConv
 
 
 class GenomeReader:
@@ -226,7 +227,39 @@ class ReferenceFFNN:
         return x
 
 
-REFERENCES = {"CTRNN": ReferenceCTRNN, "LSTM": ReferenceLSTM, "FFNN": ReferenceFFNN}
+class ReferenceComposed:
+    """The composed brain of ``neuro_evolution/brains/composed.py``'s docstring: every part's
+    reference on its slice of the genome (read in part order), each fed the previous part's raw
+    outputs, all reset with the one generator."""
+
+    def __init__(self, template: Any, genome: np.ndarray, observation_space: gym.Space):
+        self.parts = []
+        space, offset = observation_space, 0
+        for part in template.parts:
+            size = part.genome_size
+            reference = REFERENCES[part.config.type_name()]
+            self.parts.append(reference(part, genome[offset : offset + size], space))
+            offset += size
+            space = gym.spaces.Box(-np.inf, np.inf, (part.io.output_size,), dtype=np.float64)
+        assert offset == len(genome), (offset, len(genome))
+
+    def reset(self, rng: Any) -> None:
+        for part in self.parts:
+            part.reset(rng)
+
+    def step(self, observation: Any) -> list[float]:
+        for part in self.parts:
+            observation = part.step(observation)
+        return observation
+
+
+REFERENCES: dict[str, Any] = {
+    "CTRNN": ReferenceCTRNN,
+    "LSTM": ReferenceLSTM,
+    "FFNN": ReferenceFFNN,
+    "conv": ReferenceConv,
+    "composed": ReferenceComposed,
+}
 
 
 def reference_logarithmic_mask(rows: int, cols: int, base: float) -> list[list[bool]]:

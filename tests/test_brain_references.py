@@ -70,11 +70,41 @@ def test_ffnn_matches_reference(options: dict[str, Any]) -> None:
     assert compare("FFNN", options, OBSERVATION_SPACE, seed=5) <= TOLERANCE
 
 
+NOISY = {"parameter_perturbations": 0.1}
+COMPOSED_CASES: list[dict[str, Any]] = [
+    {"parts": [{"type": "FFNN", "hidden_layers": [4]}, {"type": "CTRNN", "number_neurons": 5}],
+     "sizes": [3]},
+    {"parts": [{"type": "conv", "layers": [{"channels": 2, "kernel": 2, "padding": 1,
+                                            "pool": "max"}]},
+               {"type": "LSTM", "hidden_size": 3}]},
+    {"parts": [{"type": "CTRNN", "number_neurons": 4, **NOISY},
+               {"type": "FFNN", "hidden_layers": []},
+               {"type": "CTRNN", "number_neurons": 3, **NOISY}], "sizes": [4, 2]},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("options", COMPOSED_CASES, ids=range(len(COMPOSED_CASES)))
+def test_composed_matches_reference(options: dict[str, Any]) -> None:
+    """A composed brain is its parts' references chained on their genome slices, raw outputs
+    passed on, noisy parts drawing from the one episode generator in part order."""
+    assert compare("composed", options, OBSERVATION_SPACE, seed=7) <= TOLERANCE
+
+
+def test_conv_on_a_vector_observation_matches_reference() -> None:
+    """A vector observation is a 1 x n single-channel image (images: tests/test_conv.py)."""
+    options = {"layers": [{"channels": 3, "kernel": 3, "padding": 1, "activation": "tanh"}]}
+    assert compare("conv", options, OBSERVATION_SPACE, seed=8) <= TOLERANCE
+
+
 @pytest.mark.parametrize("brain_type", sorted(REFERENCES))
 @pytest.mark.parametrize("space", [gym.spaces.Discrete(16), gym.spaces.Discrete(5, start=3)])
 def test_discrete_observations_match_reference(brain_type: str, space: gym.Space) -> None:
     """Discrete observations are one-hot inputs (``start`` subtracted) for every brain type."""
-    options = {"CTRNN": {"number_neurons": 4}, "LSTM": {"hidden_size": 3}}.get(brain_type, {})
+    options = {
+        "CTRNN": {"number_neurons": 4},
+        "LSTM": {"hidden_size": 3},
+        "conv": {"layers": [{"channels": 2, "kernel": 3, "padding": 1}]},
+    }.get(brain_type, {})
     assert compare(brain_type, options, space, seed=6) <= TOLERANCE
 
 
@@ -86,7 +116,7 @@ def test_every_built_in_brain_type_has_a_reference() -> None:
         for name in brain_types()
         if get_brain_type(name)[1].__module__.startswith("neuro_evolution.")
     }
-    assert {"CTRNN", "FFNN", "LSTM"} <= built_in <= set(REFERENCES)
+    assert {"CTRNN", "FFNN", "LSTM", "composed", "conv"} <= built_in <= set(REFERENCES)
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,12 @@ BRAINS = {
         {"state.hidden_state": (2, 3), "state.cell_state": (2, 3)},
     ),
     "FFNN": ({"type": "FFNN", "hidden_layers": [4]}, {}),
-}
+    "composed": (
+        {"type": "composed", "sizes": [3],
+         "parts": [{"type": "FFNN", "hidden_layers": []}, {"type": "CTRNN", "number_neurons": 4}]},
+        {"state.part1.neuron_state": (4,)},
+    ),
+}  # fmt: skip
 
 
 def trained_run(tmp_path, brain: dict, normalize: bool = True):

@@ -28,6 +28,15 @@ OPTIONS: dict[str, dict[str, Any]] = {
     },
     "LSTM": {"hidden_size": 4, "number_layers": 2},
     "FFNN": {"hidden_layers": [5]},
+    "conv": {"layers": [{"channels": 3, "kernel": 3, "padding": 1}]},  # pooling: test_conv.py
+    "composed": {
+        "parts": [
+            {"type": "conv", "layers": [{"channels": 2, "kernel": 2, "stride": 2, "padding": 1}]},
+            {"type": "CTRNN", "number_neurons": 4, "parameter_perturbations": 0.05},
+            {"type": "LSTM", "hidden_size": 3},
+        ],
+        "sizes": [0, 4],
+    },
 }
 BOX_OBSERVATIONS = gym.spaces.Box(-3.0, 3.0, (5,), dtype=np.float32)
 BOX_ACTIONS = gym.spaces.Box(-1.0, 1.0, (3,), dtype=np.float64)

@@ -127,6 +127,7 @@ def layer(module: str) -> int:
 # reaches them only from inside functions, so it imports and runs without the jax extra.
 JAX_MODULES = {
     "neuro_evolution.brains.jax_brains",
+    "neuro_evolution.brains.jax_conv",
     "neuro_evolution.evaluation.jax_envs",
     "neuro_evolution.evaluation.jax_episodes",
 }
@@ -247,7 +248,7 @@ GROUP_PURPOSES: dict[str, str] = {
     "generation",
     "hall_of_fame": "the best genomes by raw training fitness, with their observation scalers",
     "brains": "the networks: template (masks, genome layout) and brain (one step), batch brains, "
-    "JAX brains",
+    "conv front ends and composed brains, JAX brains",
     "optimizers": "the evolution strategies: ask for genomes, tell their fitness; explicit state",
     "novelty": "behaviour records, the archive and the fitness/novelty combination",
     "evaluation": "envs, wrappers, the episode rules and loops, and the handlers that run them",

@@ -29,6 +29,14 @@ BRAIN_CASES: dict[str, dict[str, Any]] = {
     "CTRNN": {"type": "CTRNN", "number_neurons": 5},
     "CTRNN-noisy": {"type": "CTRNN", "number_neurons": 5, "parameter_perturbations": 0.05},
     "LSTM": {"type": "LSTM", "hidden_size": 4},
+    "composed": {
+        "type": "composed",
+        "parts": [
+            {"type": "FFNN", "hidden_layers": [4]},
+            {"type": "CTRNN", "number_neurons": 4, "parameter_perturbations": 0.05},
+        ],
+        "sizes": [3],
+    },
 }
 
 

@@ -1,6 +1,7 @@
 """Brain types: the interface (:mod:`.base`) and the types by name (:mod:`.registry`).
 
-The built-in types (CTRNN, FFNN, LSTM) are imported when their name is first looked up.
+The built-in types (CTRNN, FFNN, LSTM, conv, composed) are imported when their name is first
+looked up.
 """
 
 from neuro_evolution.brains.base import (

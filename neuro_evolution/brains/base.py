@@ -21,7 +21,7 @@ import dataclasses
 import json
 import typing
 from abc import abstractmethod
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import gymnasium as gym
 import numpy as np
@@ -101,6 +101,8 @@ class BrainTemplate(ReadOnlyRecord, Generic[ConfigT, BrainT]):
     config: ConfigT
     io: SpaceAdapter
     genome_size: int
+    #: why this type can only be the first part of a composed brain ("" if it can be any part)
+    first_part_only: ClassVar[str] = ""
 
     # --- what a brain type implements -------------------------------------------------------
     @classmethod
@@ -132,6 +134,13 @@ class BrainTemplate(ReadOnlyRecord, Generic[ConfigT, BrainT]):
     def build_batch(self, genomes: np.ndarray) -> BatchBrain:
         """One batch brain for a (P, genome_size) array; optional for a brain type."""
         raise NotImplementedError(f"brain type {self.config.type_name()} has no batch brain")
+
+    @classmethod
+    def feature_size(cls, config: Any, observation_space: gym.Space) -> int | None:
+        """The output size this type picks for itself as an intermediate part of a composed
+        brain (a conv front end: its flattened feature map), or None: the composed config's
+        ``sizes`` must give it (the default)."""
+        return None
 
     @property
     def supports_batch(self) -> bool:
@@ -169,7 +178,14 @@ class BrainTemplate(ReadOnlyRecord, Generic[ConfigT, BrainT]):
     def from_state(state: typing.Mapping[str, Any]) -> BrainTemplate:
         """Rebuild a template saved with :meth:`to_state` (no masks are regenerated)."""
         _, template_cls = get_brain_type(str(np.asarray(state["brain_type"])))
-        return _unflatten(template_cls, "", state)
+        return template_cls.restore(state)
+
+    @classmethod
+    def restore(cls: type[TemplateT], state: typing.Mapping[str, Any]) -> TemplateT:
+        """This type's half of :meth:`from_state`: every field from its flattened keys (a type
+        whose fields are not plain arrays, such as a composed template, overrides it together
+        with :meth:`to_state`)."""
+        return _unflatten(cls, "", state)
 
 
 def _flatten(obj: Any, prefix: str, state: StateDict) -> None:

@@ -1,4 +1,5 @@
-"""JAX batch brains: CTRNN, FFNN and LSTM as pure functions over P stacked parameter sets.
+"""JAX batch brains: CTRNN, FFNN and LSTM (conv and composed: ``jax_conv.py``) as pure functions
+over P stacked parameter sets.
 
 The genome layouts are not written a second time: a JAX brain takes its parameters from the numpy
 batch brain that ``template.build_batch`` pours (masks, learned pruning, the negative diagonal,
@@ -213,16 +214,26 @@ JAX_BRAINS: dict[str, type[JaxBrain]] = {
 }
 
 
+def _all_jax_brains() -> dict[str, type[JaxBrain]]:
+    """JAX_BRAINS and the conv and composed ones (``jax_conv.py``, imported on first use: it
+    builds on this module)."""
+    from neuro_evolution.brains.jax_conv import ComposedJaxBrain, ConvJaxBrain
+
+    return {**JAX_BRAINS, "composed": ComposedJaxBrain, "conv": ConvJaxBrain}
+
+
 def jax_brain(template: BrainTemplate) -> JaxBrain:
-    """The JAX batch brain of ``template``'s type; a one-line ConfigError if it has none."""
+    """The JAX batch brain of ``template``'s type; a one-line ConfigError if it has none (for a
+    composed brain: if one of its parts has none)."""
     name = template.config.type_name()
-    if name not in JAX_BRAINS:
+    brains = _all_jax_brains()
+    if name not in brains:
         raise ConfigError(
             "brain.type",
             f"brain type {name!r} has no JAX implementation (JAX brains: "
-            f"{', '.join(sorted(JAX_BRAINS))}); use another evaluation handler for it",
+            f"{', '.join(sorted(brains))}); use another evaluation handler for it",
         )
-    return JAX_BRAINS[name](template)
+    return brains[name](template)
 
 
 def encode_inputs(io: SpaceAdapter, observations: jax.Array, dtype: Any) -> jax.Array:

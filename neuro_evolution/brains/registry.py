@@ -1,4 +1,5 @@
-"""The brain types by name: CTRNN, FFNN and LSTM built in, a user's added with register_brain.
+"""The brain types by name: CTRNN, FFNN, LSTM, conv and composed built in, a user's added with
+register_brain.
 
 A built-in type's module is imported when its name is first looked up, so listing the types
 imports none of them. ``@register_brain("Name", config=NameConfig)`` on a template class adds a
@@ -17,6 +18,8 @@ BRAINS: Registry[Any] = Registry(
         "CTRNN": "neuro_evolution.brains.ctrnn",
         "FFNN": "neuro_evolution.brains.ffnn",
         "LSTM": "neuro_evolution.brains.lstm",
+        "composed": "neuro_evolution.brains.composed",
+        "conv": "neuro_evolution.brains.conv",
     },
     what="brain type",
     known="types",

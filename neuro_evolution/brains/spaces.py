@@ -175,3 +175,11 @@ class SpaceAdapter(ReadOnlyRecord):
             actions[:, i] = outputs[:, offset : offset + n].argmax(axis=1) + self.action_start[i]
             offset += n
         return actions.astype(self.action_dtype).reshape((count, *self.action_shape))
+
+
+class FeatureSpace(gym.spaces.Box):
+    """What an intermediate part of a composed brain outputs: ``size`` unbounded float64 values,
+    handed raw to the next part (an unbounded Box decodes without any action scaling)."""
+
+    def __init__(self, size: int):
+        super().__init__(-np.inf, np.inf, (int(size),), dtype=np.float64)

@@ -1,0 +1,125 @@
+"""JAX batch brains of the conv front end and of composed brains (see ``jax_brains.py``).
+
+The conv brain takes its weights from the numpy batch brain (the genome layout is written once,
+in ``conv.py``), with the brain axis P first; a layer is ``jax.lax.conv_general_dilated``
+(NHWC images, HWIO kernels) mapped over P with ``jax.vmap``, pooling ``jax.lax.reduce_window``.
+A composed brain chains its parts' JAX brains: part i's raw outputs are part i+1's inputs, the
+state is the tuple of the parts' states, and the noise columns are split among the parts in
+part order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from neuro_evolution.brains.composed import ComposedTemplate
+from neuro_evolution.brains.conv import ConvBatchBrain, ConvTemplate
+from neuro_evolution.brains.jax_brains import JaxBrain, Params, State, jax_brain
+from neuro_evolution.support.errors import ConfigError
+
+
+def _convolve(x: jax.Array, kernel: jax.Array, stride: int, padding: int) -> jax.Array:
+    """One image (H, W, C) and its kernel (k, k, C, O) -> (Ho, Wo, O)."""
+    return jax.lax.conv_general_dilated(
+        x[None],
+        kernel,
+        window_strides=(stride, stride),
+        padding=((padding, padding), (padding, padding)),
+        dimension_numbers=("NHWC", "HWIO", "NHWC"),
+        precision=jax.lax.Precision.HIGHEST,
+    )[0]
+
+
+def _pool(x: jax.Array, kind: str, size: int, stride: int) -> jax.Array:
+    """Max or average pooling of (P, H, W, C), windows that fit only."""
+    window, strides = (1, size, size, 1), (1, stride, stride, 1)
+    if kind == "max":
+        return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, window, strides, "VALID")
+    return jax.lax.reduce_window(x, 0.0, jax.lax.add, window, strides, "VALID") / (size * size)
+
+
+class ConvJaxBrain(JaxBrain):
+    """Stateless: conv layers, activation, pooling, then features or a dense tanh layer."""
+
+    def params(self, genomes: np.ndarray, dtype: Any) -> Params:
+        batch = self.template.build_batch(genomes)
+        assert isinstance(batch, ConvBatchBrain)
+        params = {}
+        for name, array in batch.selection.full.items():
+            if name.startswith("K"):  # (P, C, k, k, O) -> the HWIO order of lax: (P, k, k, C, O)
+                array = array.transpose(0, 2, 3, 1, 4)
+            params[name] = jnp.asarray(array, dtype=dtype)
+        return params
+
+    def initial_state(self, params: Params) -> State:
+        return jnp.zeros((0, params["K0"].shape[0]), dtype=params["K0"].dtype)
+
+    def step(self, params, state, inputs, noise=None):
+        template = self.template
+        assert isinstance(template, ConvTemplate)
+        plan = template.step_plan()
+        x = inputs.astype(params["K0"].dtype).reshape((inputs.shape[0], *template.image_shape))
+        if plan.scale != 1.0:
+            x = x * plan.scale
+        for number, stage in enumerate(plan.stages):
+            convolve = jax.vmap(
+                lambda image, kernel, s=stage: _convolve(image, kernel, s.stride, s.padding)
+            )
+            x = convolve(x, params[f"K{number}"])
+            if f"b{number}" in params:
+                x = x + params[f"b{number}"][:, None, None, :]
+            if stage.activation == "relu":
+                x = jnp.maximum(x, 0.0)
+            elif stage.activation == "tanh":
+                x = jnp.tanh(x)
+            if stage.pool != "none":
+                x = _pool(x, stage.pool, stage.pool_size, stage.pool_stride)
+        x = x.reshape(x.shape[0], -1)
+        if plan.head:
+            x = jnp.einsum("pf,pfo->po", x, params["D"], precision=jax.lax.Precision.HIGHEST)
+            if "d" in params:
+                x = x + params["d"]
+            x = jnp.tanh(x)
+        return state, x
+
+
+class ComposedJaxBrain(JaxBrain):
+    """The parts' JAX brains in order (see the module docstring)."""
+
+    def __init__(self, template: Any):
+        super().__init__(template)
+        assert isinstance(template, ComposedTemplate)
+        self.parts = []
+        for number, part in enumerate(template.parts):
+            try:
+                self.parts.append(jax_brain(part))
+            except ConfigError as error:
+                raise ConfigError(f"brain.parts[{number}].type", error.message) from None
+
+    def params(self, genomes: np.ndarray, dtype: Any) -> Params:
+        template = self.template
+        assert isinstance(template, ComposedTemplate)
+        genomes = template.check_genomes(genomes)
+        pieces = template.slices()
+        return {"parts": [b.params(genomes[:, s], dtype) for b, s in zip(self.parts, pieces)]}
+
+    def initial_state(self, params: Params) -> State:
+        return tuple(b.initial_state(p) for b, p in zip(self.parts, params["parts"]))
+
+    @property
+    def noise_size(self) -> int:
+        return sum(part.noise_size for part in self.parts)
+
+    def step(self, params, state, inputs, noise=None):
+        states, start = [], 0
+        for brain, own, part_state in zip(self.parts, params["parts"], state):
+            size = brain.noise_size
+            part_noise = noise[:, start : start + size] if size else None
+            start += size
+            part_state, inputs = brain.step(own, part_state, inputs, part_noise)
+            states.append(part_state)
+        return tuple(states), inputs
