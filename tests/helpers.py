@@ -96,6 +96,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "brax": ("brax",),
     "cma": ("cma",),
     "popgym": ("popgym",),
+    "atari": ("ale_py", "cv2"),
+    "minatar": ("minatar",),
 }
 INSTALLED_BY = {"cma": "test"}  # the pyproject.toml extra that installs a test-only package
 
