@@ -102,6 +102,19 @@ PIXEL_ENVIRONMENTS: dict[str, tuple[str, dict, int, tuple[int, ...]]] = {
         250,
         (11,),
     ),
+    "Seaquest, sticky actions by StickyAction": (  # ALE's own off: reset from a snapshot
+        "atari",
+        {
+            "id": "ale_py:ALE/Seaquest-v5",
+            "kwargs": {"frameskip": 1, "repeat_action_probability": 0.0},
+            "wrappers": [
+                {"name": "StickyAction", "kwargs": {"repeat_action_probability": 0.25}},
+                *ATARI_WRAPPERS,
+            ],
+        },
+        250,
+        (11, 12),
+    ),
     **{
         game: ("minatar", {"id": f"minatar:MinAtar/{game}-v1"}, 300, tuple(range(11, 41)))
         for game in ("Breakout", "Asterix", "Freeway", "Seaquest", "SpaceInvaders")

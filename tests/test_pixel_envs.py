@@ -9,6 +9,7 @@ resume; one-line errors for a missing extra and for wrappers that do not fit.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
+from neuro_evolution.evaluation.history import AtariResetFromSnapshot
 from neuro_evolution.evaluation.observation_wrappers import FramesAsChannels
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.run.experiment import Experiment
@@ -303,3 +305,52 @@ def test_minatar_ids_are_registered_by_its_entry_point_not_by_its_import(
     assert "MinAtar/Breakout-v1" in gym.registry  # the failed lookup registered the real ids
     parse(EnvironmentConfig, {"id": BREAKOUT}, "environment").make().close()
     assert sum(n.startswith("MinAtar/") for n in gym.registry) == 10  # 5 games x v0, v1
+
+
+@pytest.mark.slow
+def test_without_ales_sticky_actions_a_reset_restores_a_snapshot_with_ales_own_episodes() -> None:
+    """With ``repeat_action_probability`` 0 (sticky actions from Gymnasium's StickyAction and
+    the env's seeded generator instead), a seeded reset restores the emulator state saved after
+    the ROM was loaded instead of loading it again: the episodes equal ALE's own seeded resets
+    (which reload the ROM) for every seed, after other episodes too. Seaquest is a game where a
+    plain ``reset_game`` would carry state from one episode into the next."""
+    require("atari")
+    section = {
+        "id": "ale_py:ALE/Seaquest-v5",
+        "kwargs": {"frameskip": 1, "repeat_action_probability": 0.0},
+        "wrappers": [
+            {"name": "StickyAction", "kwargs": {"repeat_action_probability": 0.25}},
+            {"name": "AtariPreprocessing", "kwargs": {"screen_size": 32}},
+        ],
+    }
+    env = make_env(section)
+    assert isinstance(env.env.env, AtariResetFromSnapshot)
+    ale = gym.make("ALE/Seaquest-v5", frameskip=1, repeat_action_probability=0.0)
+    reference = gym.wrappers.AtariPreprocessing(
+        gym.wrappers.StickyAction(ale, repeat_action_probability=0.25), screen_size=32
+    )
+    for seed in (3, 4, 7, 11):  # env plays them one after the other, reference reloads each
+        for episodes in (reference, env):
+            episodes.reset(seed=seed)
+        actions = np.random.default_rng(seed + 100).integers(env.action_space.n, size=250)
+        for action in actions.tolist():
+            got, want = env.step(action), reference.step(action)
+            np.testing.assert_array_equal(got[0], want[0])
+            assert got[1:4] == want[1:4]
+            if got[2] or got[3]:
+                break
+    assert not isinstance(make_env(atari()).env.env.env.env, AtariResetFromSnapshot)
+
+
+def test_making_an_atari_env_prints_nothing(tmp_path: Path) -> None:
+    """The first ALE interface of a process prints a two-line banner on stderr; making an env
+    from the environment section prints nothing."""
+    require("atari")
+    code = (
+        "from neuro_evolution.evaluation.environment import EnvironmentConfig\n"
+        "EnvironmentConfig(id='ale_py:ALE/Pong-v5').make().close()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert done.stdout + done.stderr == ""

@@ -186,10 +186,14 @@ class EnvironmentConfig(ConfigBase):
             env = gym.make(spec, disable_env_checker=True, **kwargs)
         else:
             assert self.id is not None  # validate: exactly one of id and entry_point
-            if ":" in self.id:  # registers the id in this process (a worker's too)
-                self.registered_spec()
-            if _uses_mujoco(self.id):
+            if ":" in self.id:  # module:EnvId: registered in this process (a worker's too)
+                entry_point = str(self.registered_spec().entry_point)
+            else:
+                entry_point = _entry_point_of(self.id)
+            if "gymnasium.envs.mujoco" in entry_point:
                 quiet_mujoco()
+            elif entry_point.startswith("ale_py"):
+                _quiet_ale()
             env = gym.make(self.id, disable_env_checker=True, **kwargs)
         env = history_free(env)
         for index, wrapper in enumerate(self.wrappers):
@@ -220,10 +224,18 @@ def _namespace_hint(name: str) -> str:
     )
 
 
-def _uses_mujoco(env_id: str) -> bool:
-    """Whether ``env_id`` is registered with an entry point in Gymnasium's MuJoCo envs."""
+def _entry_point_of(env_id: str) -> str:
+    """The registered entry point of ``env_id`` as text ("" where it is not registered:
+    gymnasium.make will tell)."""
     try:
-        entry_point = gym.spec(env_id).entry_point
-    except gym.error.Error:  # not registered yet (module:EnvId): gymnasium.make will tell
-        return False
-    return "gymnasium.envs.mujoco" in str(entry_point)
+        return str(gym.spec(env_id).entry_point)
+    except gym.error.Error:
+        return ""
+
+
+def _quiet_ale() -> None:
+    """No ALE banner on stderr: the first ALEInterface of a process prints two lines unless the
+    logger is set to errors first (AtariEnv sets it only after making its interface)."""
+    import ale_py
+
+    ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)

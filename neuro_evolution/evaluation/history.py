@@ -14,9 +14,17 @@ seeds its game from ``RandomState(seed)``, which refuses the held-out validation
 :func:`history_free` wraps such an env: a Box2D env starts every reset in a new world with the
 old one's gravity; a MinAtar env starts every seeded reset with no last action and a game
 generator drawn from the whole seed (``RandomState(MT19937(SeedSequence(seed)))``, any seed
->= 0). ALE's Atari envs need nothing: ``reset(seed=...)`` reloads the ROM with a seed derived
-from the episode seed, which also drives the sticky actions (``repeat_action_probability``) and
-the no-op starts of ``AtariPreprocessing``.
+>= 0).
+
+ALE's Atari envs (``ale_py`` 0.12) are history-free on their own: ``reset(seed=...)`` loads the
+ROM again with a seed derived from the episode seed, which also drives ALE's sticky actions
+(``repeat_action_probability``, 0.25 in v5 ids) and the env's generator (the no-op starts of
+``AtariPreprocessing``). Loading the ROM takes ~0.2 s per episode here. Where ALE has no sticky
+actions of its own (``repeat_action_probability`` 0; Gymnasium's ``StickyAction`` wrapper gives
+them per frame from the env's seeded generator instead), its generator is never drawn from, and
+:class:`AtariResetFromSnapshot` restores the emulator state saved right after the ROM was loaded
+instead (~0.01 s): the same episodes as ALE's own seeded reset, bit for bit. A plain
+``reset_game`` without either would carry state between episodes in some games (Seaquest).
 
 ``EnvironmentConfig.make`` applies :func:`history_free`, so it holds for every process that
 makes an env (runner, mp and Dask workers, each sub-env of a lockstep vector env, validation,
@@ -61,6 +69,37 @@ class FreshMinAtarGame(gym.Wrapper):
         return self.env.reset(seed=None, options=options)
 
 
+class AtariResetFromSnapshot(gym.Wrapper):
+    """A seeded reset of an ALE env without sticky actions of its own: the emulator state saved
+    when the wrapper was made (right after the ROM was loaded) restored, and the env's generator
+    seeded as ``AtariEnv.seed_game`` seeds it, instead of loading the ROM again."""
+
+    def __init__(self, env: gym.Env):
+        super().__init__(env)
+        unwrapped: Any = env.unwrapped  # an ale_py AtariEnv (resets_atari_from_snapshot)
+        self._snapshot = unwrapped.ale.cloneState()
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        if seed is not None:
+            unwrapped: Any = self.env.unwrapped
+            np_seed, _ = np.random.SeedSequence(seed).generate_state(n_words=2)  # as seed_game
+            unwrapped._np_random, _ = gym.utils.seeding.np_random(int(np_seed))
+            unwrapped.ale.restoreState(self._snapshot)
+        return self.env.reset(seed=None, options=options)
+
+
+def resets_atari_from_snapshot(env: gym.Env) -> bool:
+    """Whether ``env`` is an ALE env whose own sticky actions are off (its ALE generator unused),
+    so that :class:`AtariResetFromSnapshot` gives exactly its seeded resets."""
+    ale_env = getattr(sys.modules.get("ale_py.env"), "AtariEnv", None)  # loaded by any ALE env
+    if not (isinstance(ale_env, type) and isinstance(env.unwrapped, ale_env)):
+        return False
+    unwrapped: Any = env.unwrapped
+    return bool(unwrapped.ale.getFloat("repeat_action_probability") == 0.0)
+
+
 def keeps_box2d_world(env: gym.Env) -> bool:
     """Whether ``env`` holds a Box2D world it could carry from one episode into the next."""
     box2d = sys.modules.get("Box2D")  # loaded by any env that uses it
@@ -88,4 +127,6 @@ def history_free(env: gym.Env) -> gym.Env:
         return FreshBox2DWorld(env)
     if is_minatar(env):
         return FreshMinAtarGame(env)
+    if resets_atari_from_snapshot(env):
+        return AtariResetFromSnapshot(env)
     return env
