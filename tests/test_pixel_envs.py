@@ -45,14 +45,19 @@ PONG = "ale_py:ALE/Pong-v5"
 BREAKOUT = "minatar:MinAtar/Breakout-v1"
 
 
-def atari(*extra_wrappers: Any, screen: int = 32, stack: int = 2) -> dict[str, Any]:
-    """Pong as the predecessor's configs saw it: grayscale ``screen`` px, frame skip 4 (by the
-    wrapper, so the env skips none), the last ``stack`` frames as channels."""
+def atari(*extra_wrappers: Any, stack: int = 2, ale_sticky: bool = False) -> dict[str, Any]:
+    """Pong as the predecessor's configs saw it: grayscale 32 px, frame skip 4 (by the wrapper,
+    so the env skips none), the last ``stack`` frames as channels; sticky actions by
+    StickyAction (ALE's own off, so resets restore a snapshot), or ALE's own (``ale_sticky``)."""
+    own = {"name": "StickyAction", "kwargs": {"repeat_action_probability": 0.25}}
     return {
         "id": PONG,
-        "kwargs": {"frameskip": 1},
+        "kwargs": {"frameskip": 1}
+        if ale_sticky
+        else {"frameskip": 1, "repeat_action_probability": 0},
         "wrappers": [
-            {"name": "AtariPreprocessing", "kwargs": {"screen_size": screen}},
+            *([] if ale_sticky else [own]),
+            {"name": "AtariPreprocessing", "kwargs": {"screen_size": 32}},
             {"name": "FrameStackObservation", "kwargs": {"stack_size": stack}},
             "FramesAsChannels",
             *extra_wrappers,
@@ -175,6 +180,20 @@ def test_an_atari_run_logs_the_same_on_a_forkserver_pool_as_sequentially() -> No
     assert (pooled.hall_of_fame.genomes == reference.hall_of_fame.genomes).all()
 
 
+@pytest.mark.parametrize("sticky", ["StickyAction", pytest.param("ALE", marks=pytest.mark.slow)])
+def test_an_atari_generation_is_identical_on_the_vectorized_handler(sticky: str) -> None:
+    """A SyncVectorEnv of wrapped ALE envs (each restoring its own snapshot, or each loading its
+    ROM again with ALE's own sticky actions) gives the sequential runner's results."""
+    require("atari")
+    environment = atari("FlattenObservation", ale_sticky=sticky == "ALE")
+    setup = config_setup(atari_run(environment=environment), count=4)
+    reference = sequential_results(setup)
+    with VectorizedHandler() as handler:
+        handler.start(setup.template, setup.spec)
+        assert as_tuples(handler.batch_evaluate(setup.genomes, setup.seeds)) == reference
+        assert "SyncVectorEnv" in handler.describe()
+
+
 def minatar_run(**changes: Any) -> dict[str, Any]:
     """PGPE + CTRNN on MinAtar Breakout, two episodes of at most 100 steps per genome."""
     data = small_config(
@@ -226,9 +245,18 @@ def test_a_minatar_run_resumed_on_another_handler_ends_identical(tmp_path: Path)
 
 # A missing extra, simulated by hiding its module (``None`` in sys.modules makes imports fail).
 MISSING = {
-    "atari": (atari(), "ale_py", "environment.id: needs the optional 'atari' extra"),
-    "opencv": (atari(), "cv2", "environment.wrappers[0].name: AtariPreprocessing needs the "),
+    "atari": (atari(ale_sticky=True), "ale_py", "environment.id: needs the optional 'atari' extra"),
+    "opencv": (
+        atari(ale_sticky=True),
+        "cv2",
+        "environment.wrappers[0].name: AtariPreprocessing needs the ",
+    ),
     "minatar": ({"id": BREAKOUT}, "minatar", "environment.id: needs the optional 'minatar'"),
+    "popgym": (
+        {"id": "popgym:popgym-RepeatPreviousEasy-v0"},
+        "popgym",
+        "environment.id: needs the optional 'popgym' extra",
+    ),
 }
 
 
@@ -238,6 +266,8 @@ def test_a_missing_extra_is_one_line_naming_it(
 ) -> None:
     """train exits 2 with one line: the field, the extra and the pip command to install it."""
     environment, module, words = MISSING[extra]
+    if extra == "opencv":  # the env itself must load before its wrappers are checked
+        require("atari")
     monkeypatch.setitem(sys.modules, module, None)
     monkeypatch.chdir(tmp_path)
     err = start_up_error(environment, tmp_path, capsys)
@@ -247,7 +277,7 @@ def test_a_missing_extra_is_one_line_naming_it(
 
 BAD = {
     "the env skips frames too": (
-        {**atari(), "kwargs": {}},
+        {**atari(ale_sticky=True), "kwargs": {}},
         "environment.wrappers[0].kwargs.frame_skip: AtariPreprocessing skips frames itself, and "
         "the env skips frames too (ALE v5 ids skip 4): make the env with environment.kwargs "
         '{"frameskip": 1}',
@@ -261,7 +291,7 @@ BAD = {
         "environment.kwargs: got an unexpected keyword argument 'frame_skip'",
     ),
     "frames as channels without a stack": (
-        {**atari(), "wrappers": [atari()["wrappers"][0], "FramesAsChannels"]},
+        {**atari(), "wrappers": [atari(ale_sticky=True)["wrappers"][0], "FramesAsChannels"]},
         "environment.wrappers[1]: FramesAsChannels needs a stack of frames, (k, H, W) or "
         "(k, H, W, C); this env's observation has shape (32, 32): list FrameStackObservation",
     ),
@@ -339,7 +369,7 @@ def test_without_ales_sticky_actions_a_reset_restores_a_snapshot_with_ales_own_e
             assert got[1:4] == want[1:4]
             if got[2] or got[3]:
                 break
-    assert not isinstance(make_env(atari()).env.env.env.env, AtariResetFromSnapshot)
+    assert not isinstance(make_env(atari(ale_sticky=True)).env.env.env, AtariResetFromSnapshot)
 
 
 def test_making_an_atari_env_prints_nothing(tmp_path: Path) -> None:
