@@ -4,10 +4,10 @@ An entry is ``{"name": NAME, "kwargs": {...}}`` (or just ``"NAME"``), where NAME
 ``gymnasium.wrappers`` (``FlattenObservation``, ``ClipAction``, ``RescaleAction``, ``TimeLimit``,
 ...), one of the project's own wrappers by its short name (:data:`PROJECT_WRAPPERS`:
 ``RewardOffset``, ``ObservationIndices``, ``ObservationNoise``, ``FramesAsChannels``), or
-``module:Class``. Every
-process that makes the env -- the main process, each mp or Dask worker, every sub-env of the
-vectorized handler, replay -- applies the same list, so results stay identical across handlers
-(see ``docs/environments.md``).
+``module:Class``. Every process that makes the env -- the main process, each mp or Dask worker,
+every sub-env of the vectorized handler, replay -- applies the same list, so results stay
+identical across handlers (see ``docs/environments.md``). A wrapper that needs an optional extra
+(:data:`WRAPPER_EXTRAS`: ``AtariPreprocessing`` needs opencv) is one line naming the extra.
 
 A wrapper's keyword arguments are checked against its signature when the config is read, and by
 its ``check_kwargs(**kwargs)`` classmethod if it has one (checks that need no env); a
