@@ -97,6 +97,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "cma": ("cma",),
     "pymoo": ("pymoo",),
     "popgym": ("popgym",),
+    "atari": ("ale_py", "cv2"),
+    "minatar": ("minatar",),
 }
 INSTALLED_BY = {
     "cma": "test",

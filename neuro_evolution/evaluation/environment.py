@@ -4,7 +4,11 @@ Three ways to name an env (see ``docs/environments.md``):
 
 - ``id``: a registered id (``CartPole-v1``), an id that a module in the top-level ``imports``
   registers, or ``module:EnvId`` -- the module is imported first, as ``gymnasium.make`` does,
-  in every process that makes the env;
+  in every process that makes the env (``ale_py:ALE/Pong-v5``, ``minatar:MinAtar/Breakout-v1``,
+  ``popgym:popgym-RepeatPreviousEasy-v0``). A package that registers its ids only through a
+  ``gymnasium.envs`` entry point (Gymnasium 1.x no longer runs them; MinAtar 1.0.15 does so)
+  has that entry point run too. A module of an optional extra (:data:`MODULE_EXTRAS`) that is
+  not installed is a one-line error naming the extra;
 - ``entry_point``: ``module:Class`` of an env class (or function) that is not registered at all;
 
 then ``kwargs`` for the env and ``wrappers`` applied in order. Everything a name refers to is
@@ -18,6 +22,7 @@ see :mod:`neuro_evolution.evaluation.jax_envs` and ``docs/jax.md``.
 from __future__ import annotations
 
 import copy
+import importlib.metadata
 from typing import Any, Literal
 
 import gymnasium as gym
@@ -45,6 +50,10 @@ from neuro_evolution.support.frozen import FrozenDict
 # Keyword arguments that gymnasium.make itself takes (not passed to the env constructor).
 MAKE_OPTIONS = frozenset({"max_episode_steps", "disable_env_checker"})
 PATH = "environment"  # where this section sits in an experiment config
+# Top-level modules of module:EnvId ids -> the optional extra of pyproject.toml that installs them.
+MODULE_EXTRAS = {"ale_py": "atari", "minatar": "minatar", "popgym": "popgym"}
+# Namespaces of ids that a module registers -> that module (for the hint on a bare id).
+NAMESPACE_MODULES = {"ALE": "ale_py", "MinAtar": "minatar"}
 
 
 @config_class
@@ -133,12 +142,19 @@ class EnvironmentConfig(ConfigBase):
         module, name = None, self.id
         if ":" in self.id:
             module, name = split_reference(self.id, path, "my_package.envs:MyEnv-v0")
-            import_module(module, path)
+            extra = MODULE_EXTRAS.get(module.partition(".")[0])
+            if extra is not None:
+                import_extra(module, extra, path)
+            else:
+                import_module(module, path)
+            if name not in gym.registry:
+                register_plugin_envs(module)
         if name not in gym.registry:
             where = f" (module {module!r} registers no such id)" if module else ""
             raise ConfigError(
                 path,
                 f"unknown Gymnasium environment {name!r}{where}.{did_you_mean(name, gym.registry)}"
+                f"{_namespace_hint(name) if module is None else ''}"
                 " An env registered by your own package: add its module to imports, or write "
                 "module:EnvId",
             )
@@ -170,8 +186,14 @@ class EnvironmentConfig(ConfigBase):
             env = gym.make(spec, disable_env_checker=True, **kwargs)
         else:
             assert self.id is not None  # validate: exactly one of id and entry_point
-            if _uses_mujoco(self.id):
+            if ":" in self.id:  # module:EnvId: registered in this process (a worker's too)
+                entry_point = str(self.registered_spec().entry_point)
+            else:
+                entry_point = _entry_point_of(self.id)
+            if "gymnasium.envs.mujoco" in entry_point:
                 quiet_mujoco()
+            elif entry_point.startswith("ale_py"):
+                _quiet_ale()
             env = gym.make(self.id, disable_env_checker=True, **kwargs)
         env = history_free(env)
         for index, wrapper in enumerate(self.wrappers):
@@ -179,10 +201,41 @@ class EnvironmentConfig(ConfigBase):
         return env
 
 
-def _uses_mujoco(env_id: str) -> bool:
-    """Whether ``env_id`` is registered with an entry point in Gymnasium's MuJoCo envs."""
+def register_plugin_envs(module: str) -> None:
+    """Run the ``gymnasium.envs`` entry points of the package ``module`` belongs to (Gymnasium
+    1.x no longer runs them when it is imported; ``minatar`` 1.0.15 registers its
+    ``MinAtar/<Game>-v0/v1`` ids only through one)."""
+    package = module.partition(".")[0]
+    for entry_point in importlib.metadata.entry_points(group="gymnasium.envs"):
+        if entry_point.module.partition(".")[0] == package:
+            entry_point.load()()
+
+
+def _namespace_hint(name: str) -> str:
+    """For an id such as ``ALE/Pong-v5`` whose namespace a known module registers: the
+    ``module:EnvId`` form to write instead."""
+    namespace, slash, _ = name.partition("/")
+    module = NAMESPACE_MODULES.get(namespace) if slash else None
+    if module is None:
+        return ""
+    return (
+        f" {namespace} ids are registered by {module}: write {module}:{name} (the "
+        f"{MODULE_EXTRAS[module]!r} extra)."
+    )
+
+
+def _entry_point_of(env_id: str) -> str:
+    """The registered entry point of ``env_id`` as text ("" where it is not registered:
+    gymnasium.make will tell)."""
     try:
-        entry_point = gym.spec(env_id).entry_point
-    except gym.error.Error:  # not registered yet (module:EnvId): gymnasium.make will tell
-        return False
-    return "gymnasium.envs.mujoco" in str(entry_point)
+        return str(gym.spec(env_id).entry_point)
+    except gym.error.Error:
+        return ""
+
+
+def _quiet_ale() -> None:
+    """No ALE banner on stderr: the first ALEInterface of a process prints two lines unless the
+    logger is set to errors first (AtariEnv sets it only after making its interface)."""
+    import ale_py
+
+    ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)

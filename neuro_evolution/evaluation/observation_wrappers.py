@@ -1,4 +1,4 @@
-"""Partial observability for any env with a Box observation, named in ``environment.wrappers``.
+"""Observation wrappers for any env with a Box observation, named in ``environment.wrappers``.
 
 - :class:`ObservationIndices` keeps (``keep``) or removes (``drop``) elements of a 1-D Box
   observation, e.g. LunarLander without its velocities: ``{"name": "ObservationIndices",
@@ -7,6 +7,8 @@
   come from the seed the episode was reset with (:func:`~neuro_evolution.support.seeds.
   observation_noise_rng`), never from a global or per-worker generator: an episode reset with the
   same seed sees the same noise on every handler, worker and replay.
+- :class:`FramesAsChannels` makes the (k, H, W) stack of ``FrameStackObservation`` one
+  channel-last (H, W, k) image for a convolutional front end.
 
 Indices count the observation as the wrappers listed before this one leave it. A bad argument is
 a :class:`~neuro_evolution.evaluation.wrappers.WrapperArgumentError`, i.e. one ConfigError line
@@ -179,3 +181,42 @@ class ObservationNoise(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
         noise = self._rng.standard_normal(self._shape)
         noisy = np.asarray(observation, dtype=np.float64) + self.std * noise
         return noisy.astype(self.dtype, copy=False)
+
+
+class FramesAsChannels(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
+    """Turns a stack of k image frames into one channel-last image, the layout a convolutional
+    front end takes: (k, H, W) -> (H, W, k), and (k, H, W, C) -> (H, W, k * C) with channel
+    ``t * C + c`` holding channel c of frame t (oldest frame first, as stacked).
+
+    List it right after ``FrameStackObservation``, whose stacks have the frame axis first.
+    Values and dtype are unchanged; the observation space's bounds move with the axes.
+    """
+
+    def __init__(self, env: gym.Env):
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.ObservationWrapper.__init__(self, env)
+        space = _box(env, "FramesAsChannels", one_dimensional=False)
+        if len(space.shape) not in (3, 4):
+            raise WrapperArgumentError(
+                "",
+                f"FramesAsChannels needs a stack of frames, (k, H, W) or (k, H, W, C); this env's "
+                f"observation has shape {space.shape}: list FrameStackObservation before it",
+            )
+        self.observation_space = gym.spaces.Box(
+            low=self._channel_last(space.low),
+            high=self._channel_last(space.high),
+            dtype=space.dtype,
+        )
+
+    @staticmethod
+    def _channel_last(frames: np.ndarray) -> np.ndarray:
+        """(k, H, W) -> (H, W, k); (k, H, W, C) -> (H, W, k * C), in a new contiguous array."""
+        if frames.ndim == 3:
+            return np.ascontiguousarray(np.moveaxis(frames, 0, -1))
+        k, height, width, channels = frames.shape
+        moved = np.moveaxis(frames, 0, 2)  # (H, W, k, C)
+        return np.ascontiguousarray(moved).reshape(height, width, k * channels)
+
+    def observation(self, observation: Any) -> np.ndarray:
+        """The stacked frames as the channels of one image."""
+        return self._channel_last(np.asarray(observation))

@@ -3,10 +3,11 @@
 An entry is ``{"name": NAME, "kwargs": {...}}`` (or just ``"NAME"``), where NAME is a class of
 ``gymnasium.wrappers`` (``FlattenObservation``, ``ClipAction``, ``RescaleAction``, ``TimeLimit``,
 ...), one of the project's own wrappers by its short name (:data:`PROJECT_WRAPPERS`:
-``RewardOffset``, ``ObservationIndices``, ``ObservationNoise``), or ``module:Class``. Every
-process that makes the env -- the main process, each mp or Dask worker, every sub-env of the
-vectorized handler, replay -- applies the same list, so results stay identical across handlers
-(see ``docs/environments.md``).
+``RewardOffset``, ``ObservationIndices``, ``ObservationNoise``, ``FramesAsChannels``), or
+``module:Class``. Every process that makes the env -- the main process, each mp or Dask worker,
+every sub-env of the vectorized handler, replay -- applies the same list, so results stay
+identical across handlers (see ``docs/environments.md``). A wrapper that needs an optional extra
+(:data:`WRAPPER_EXTRAS`: ``AtariPreprocessing`` needs opencv) is one line naming the extra.
 
 A wrapper's keyword arguments are checked against its signature when the config is read, and by
 its ``check_kwargs(**kwargs)`` classmethod if it has one (checks that need no env); a
@@ -22,6 +23,7 @@ worker evaluated what, in which order).
 from __future__ import annotations
 
 import copy
+import importlib.util
 import inspect
 import math
 from typing import Any, SupportsFloat
@@ -48,6 +50,12 @@ PROJECT_WRAPPERS: dict[str, str] = {
     "RewardOffset": REWARD_OFFSET,
     "ObservationIndices": f"{_OBSERVATION_WRAPPERS}:ObservationIndices",
     "ObservationNoise": f"{_OBSERVATION_WRAPPERS}:ObservationNoise",
+    "FramesAsChannels": f"{_OBSERVATION_WRAPPERS}:FramesAsChannels",
+}
+
+# Gymnasium wrappers that need a module of an optional extra -> (module, package, extra).
+WRAPPER_EXTRAS: dict[str, tuple[str, str, str]] = {
+    "AtariPreprocessing": ("cv2", "opencv-python-headless", "atari"),
 }
 
 _OWN_WRAPPER_HINT = "write a gymnasium.Wrapper subclass and name it as module:Class"
@@ -181,6 +189,14 @@ class WrapperConfig(ConfigBase):
 
     def validate(self, path: str) -> None:
         wrapper = resolve_wrapper(self.name, f"{path}.name")
+        if self.name in WRAPPER_EXTRAS:
+            module, package, extra = WRAPPER_EXTRAS[self.name]
+            if importlib.util.find_spec(module) is None:
+                raise ConfigError(
+                    f"{path}.name",
+                    f"{self.name} needs the optional {extra!r} extra ({package}: no module named "
+                    f"{module!r}): pip install 'neuro_evolution[{extra}]'",
+                )
         check_arguments(wrapper, (None,), dict(self.kwargs), f"{path}.kwargs")
         check_kwargs = getattr(wrapper, "check_kwargs", None)  # what needs no env, checked now
         if callable(check_kwargs):
@@ -197,6 +213,12 @@ class WrapperConfig(ConfigBase):
         except WrapperArgumentError as error:
             raise error.config_error(path) from None
         except Exception as error:
+            if self.name == "AtariPreprocessing" and "frame-skipping" in str(error):
+                raise ConfigError(
+                    f"{path}.kwargs.frame_skip",
+                    "AtariPreprocessing skips frames itself, and the env skips frames too (ALE "
+                    'v5 ids skip 4): make the env with environment.kwargs {"frameskip": 1}',
+                ) from None
             raise ConfigError(
                 path, f"{self.name} cannot wrap this env: {describe_exception(error)}"
             ) from error
