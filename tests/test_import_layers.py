@@ -27,9 +27,9 @@ LAYERS: list[set[str]] = [
     {"", "config", "run"},  # the package inits (the package's own imports support.console)
     {"config.schema"},
     {"config.registry", "config.importing", "normalization"},
-    {"hall_of_fame"},
+    {"hall_of_fame", "measures"},
     {"brains", "optimizers"},
-    {"novelty"},
+    {"novelty", "qd"},
     {"evaluation"},
     {"run.validation", "observers"},
     {"config.tree", "run.plots"},
@@ -246,6 +246,10 @@ GROUP_PURPOSES: dict[str, str] = {
     "normalization": "observation statistics: gathered per evaluation, merged, frozen per "
     "generation",
     "hall_of_fame": "the best genomes by raw training fitness, with their observation scalers",
+    "measures": "per-episode measures (QD descriptors, objectives): their config and the "
+    "recorder the episode loops feed",
+    "qd": "quality diversity: descriptors, grid/CVT archives of elites, MAP_ELITES, CMA_ME, "
+    "`archive.npz`/`archive.png`",
     "brains": "the networks: template (masks, genome layout) and brain (one step), batch brains, "
     "JAX brains",
     "optimizers": "the evolution strategies: ask for genomes, tell their fitness; explicit state",

@@ -14,9 +14,10 @@ most that many lanes, with the same results; a wave that cannot fit in memory is
 (:mod:`~neuro_evolution.evaluation.lane_memory`).
 
 A brain type without a batch brain (``template.supports_batch`` false), or a run that records
-behaviour for novelty, falls back to the per-individual loop of
-:class:`~neuro_evolution.evaluation.handlers.base.WorkerState` with one ``warning:`` line (printed
-once, by the process that starts the workers): same results, no speed-up.
+behaviour for novelty or per-episode measures (:mod:`neuro_evolution.measures`), falls back to
+the per-individual loop of :class:`~neuro_evolution.evaluation.handlers.base.WorkerState` with
+one ``warning:`` line (printed once, by the process that starts the workers): same results, no
+speed-up.
 """
 
 from __future__ import annotations
@@ -182,6 +183,8 @@ def fallback_reason(template: BrainTemplate, spec: RunnerSpec) -> str:
         return f"brain type {template.config.type_name()} has no batch brain"
     if spec.novelty is not None:
         return "lockstep evaluation does not record behaviour for novelty"
+    if spec.measures:
+        return "lockstep evaluation does not compute per-episode measures (QD descriptors)"
     return ""
 
 
