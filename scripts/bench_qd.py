@@ -2,8 +2,9 @@
 
 The task (https://docs.pyribs.org/en/stable/tutorials/lunar_lander.html, notebook
 ``tutorials/lunar_lander.ipynb`` of icaros-usc/pyribs): LunarLander with a linear policy
-(argmax of W s); descriptors are the x position and the y velocity when a leg first touches the
-ground (else the last x and the minimum y velocity) over a 50 x 50 grid of [-1, 1] x [-3, 0];
+(argmax of W s: the shipped FFNN without hidden layer or bias); descriptors are the x position
+and the y velocity when a leg first touches the ground (else the last x and the minimum y
+velocity) over a 50 x 50 grid of [-1, 1] x [-3, 0];
 QD score offset -600. The tutorial runs CMA-ME with 5 improvement ("2imp") emitters of batch 30
 for 300 iterations = 45,000 evaluations and prints, after 300 iterations: 2,493 elites,
 coverage 0.9972, QD score 1,387,979.8, best objective 312.4, in 1,160.5 s (Colab, 2 Dask
