@@ -110,10 +110,12 @@ def test_run_directory_holds_the_archive_and_replay_reproduces_every_elite(
 ) -> None:
     """archive.npz loads without pickle and holds every elite with its genome, fitness,
     descriptors, seed and observation scaler; log.csv ends with coverage, qd_score and
-    qd_best that agree with it; archive.png exists; replay --elite K and --cell I,J rerun an
-    elite's training evaluation to its archived fitness and descriptors exactly."""
+    qd_best that agree with it, and so does train's summary; archive.png exists; replay
+    --elite K and --cell I,J rerun an elite's training evaluation to its archived fitness and
+    descriptors exactly."""
     config = config_file(tmp_path, qd, observation_normalization={})
     run_dir = run_straight(config, tmp_path / "run")
+    summary = capsys.readouterr().out
     data = np.load(run_dir / ARCHIVE_FILE, allow_pickle=False)  # no object arrays inside
     for key in ("cells", "genomes", "fitness", "measures", "seeds", "observation_mean"):
         assert key in data.files, key
@@ -126,6 +128,8 @@ def test_run_directory_holds_the_archive_and_replay_reproduces_every_elite(
     assert log[-1]["qd_score"] == pytest.approx(float(np.sum(fitness)))  # offset 0
     assert log[-1]["qd_best"] == float(fitness.max())
     assert len({float(f) for f in fitness}) > 3
+    coverage = f"coverage {len(cells) / 64:.6g}, qd_score {log[-1]['qd_score']:.6g}"
+    assert f"optimizer: {coverage}, qd_best {fitness.max():.6g} after generation 6" in summary
     for elite in range(len(cells)):
         replayed, archived = replay.replay_elite(run_dir, elite, None)
         assert replayed == archived

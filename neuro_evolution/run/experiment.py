@@ -438,6 +438,7 @@ class Experiment:
             target=section.target if section else None,
             handler_statistics=self.handler.statistics(),
             solved=None if solved is None else ValidatedGeneration.from_row(solved),
+            metrics=self.log[-1].metrics if self.log else (),
         )
 
     def close(self) -> None:
