@@ -1,12 +1,17 @@
-"""The archive of elites: cells, insertion in submission order, CVT centroids kept, metrics."""
+"""The archive of elites (cells, insertion in submission order, CVT centroids kept, metrics)
+and the QD optimizers' variation and state."""
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
-from neuro_evolution.config.schema import parse
+from neuro_evolution.config.schema import parse, to_dict
+from neuro_evolution.hall_of_fame import HallOfFame
+from neuro_evolution.optimizers.measured import Evaluations
+from neuro_evolution.optimizers.sep_cma_es import SepCmaEs
 from neuro_evolution.qd.archive import IMPROVED, NEW, NOT_ADDED, Archive
 from neuro_evolution.qd.cma_me import improvement_order
 from neuro_evolution.qd.descriptors import ArchiveConfig, DescriptorConfig
@@ -90,3 +95,54 @@ def test_improvement_ranking_puts_new_cells_first_then_improvements_by_value() -
     status = np.array([NOT_ADDED, NEW, IMPROVED, NEW, IMPROVED, NOT_ADDED])
     value = np.array([5.0, 1.0, 0.5, 2.0, 0.5, -1.0])
     assert improvement_order(status, value).tolist() == [3, 1, 2, 4, 0, 5]
+
+
+def qd_optimizer(section: dict) -> Any:
+    from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
+
+    data = {"descriptors": [to_dict(d) for d in DESCRIPTORS], **section}
+    return make_optimizer(OPTIMIZERS.parse_config(data, "optimizer"), 5, 9)
+
+
+def tell_sphere(optimizer: Any, generation: int) -> np.ndarray:
+    genomes = optimizer.ask()
+    fitness = -np.sum((genomes - 1.0) ** 2, axis=1)
+    seeds = np.zeros(len(genomes), dtype=np.int64)
+    optimizer.tell_evaluations(
+        fitness, HallOfFame(1, 5), Evaluations(genomes[:, :2], seeds, generation)
+    )
+    return genomes
+
+
+def test_iso_line_children_follow_the_formula_with_the_optimizer_generator() -> None:
+    """x' = x_i + iso_sigma N(0, I) + line_sigma N(0, 1) (x_j - x_i), x_i and x_j uniformly
+    drawn elites, drawn in that order from the optimizer's own generator."""
+    optimizer = qd_optimizer({"type": "MAP_ELITES", "batch_size": 7, "iso_sigma": 0.05})
+    tell_sphere(optimizer, 0)
+    rng = np.random.Generator(np.random.PCG64())
+    rng.bit_generator.state = optimizer._random.bit_generator.state
+    cells = optimizer.archive.elite_cells()
+    genomes = optimizer.archive.genomes
+    parents = genomes[cells[rng.integers(len(cells), size=7)]]
+    others = genomes[cells[rng.integers(len(cells), size=7)]]
+    iso = 0.05 * rng.standard_normal((7, 5))
+    line = 0.2 * rng.standard_normal((7, 1))
+    assert optimizer.ask().tobytes() == (parents + iso + line * (others - parents)).tobytes()
+
+
+def test_cma_me_with_diagonal_emitters_resumes_bit_identically() -> None:
+    """SEP_CMA_ES emitters: a state saved mid-run (after an ask) and loaded into a fresh
+    optimizer asks the genomes of the uninterrupted run, restarts included."""
+    section = {"type": "CMA_ME", "emitters": 2, "batch_size": 4, "covariance": "diagonal"}
+    reference = qd_optimizer(section)
+    expected = [tell_sphere(reference, g) for g in range(12)]
+    assert reference.restarts.sum() > 0
+    first = qd_optimizer(section)
+    for g in range(5):
+        tell_sphere(first, g)
+    first.ask()
+    resumed = qd_optimizer(section)
+    resumed.load_state({k: np.asarray(v) for k, v in first.state().items()})
+    assert isinstance(resumed.emitters[0], SepCmaEs)
+    for g in range(5, 12):
+        assert tell_sphere(resumed, g).tobytes() == expected[g].tobytes(), g
