@@ -4,6 +4,7 @@ errors a bad descriptor gets at start-up."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 import gymnasium as gym
@@ -110,18 +111,51 @@ def test_function_measures_get_the_trajectory_and_episodes_are_averaged() -> Non
         assert result.measures[1] == pytest.approx(result.fitness)
 
 
-def test_lockstep_falls_back_to_the_runner_and_returns_the_same_measures() -> None:
-    """The vectorized handler evaluates measured runs with the per-individual loop: identical
-    fitness and measures."""
-    config = parse_config(qd_config())
-    log = {}
-    for name, handler in (("sequential", SequentialHandler()), ("vectorized", VectorizedHandler())):
-        experiment = Experiment(config, handler=handler)
-        experiment.run()
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "LunarLander-v3"])
+def test_lockstep_computes_the_runners_measures_to_the_bit(env_id: str) -> None:
+    """The vectorized handler computes observation and action measures per lane (CartPole on
+    its native vector env, LunarLander on SyncVectorEnv with first-contact descriptors), in
+    waves and over several episodes, bit-identical to the runner; a function measure falls back
+    to the runner's loop with the same results."""
+    if env_id.startswith("Lunar"):
+        require("box2d")
+        descriptors = [*IMPACT, {"name": "a", "source": "action", "reduce": "mean",
+                                 "low": 0.0, "high": 3.0}]  # fmt: skip
+    else:
+        descriptors = [*QD_DESCRIPTORS, {"name": "a", "source": "action", "reduce": "max",
+                                         "low": 0.0, "high": 1.0}]  # fmt: skip
+        descriptors.append({**QD_DESCRIPTORS[0], "name": "first", "reduce": "first_event",
+                            "event": [1], "fallback": "min"})  # fmt: skip
+    spec = RunnerSpec(
+        environment=parse(EnvironmentConfig, {"id": env_id}, "environment"),
+        episode_runner=EpisodeRunnerConfig(number_fitness_runs=3, max_steps_per_run=150),
+        measures=tuple(parse(DescriptorConfig, d, "d") for d in descriptors),
+        max_lanes=25,
+    )
+    brain = parse_config(qd_config()).brain
+    template = template_for_env(spec.environment, brain, np.random.default_rng(0))
+    genomes = np.random.default_rng(5).normal(size=(20, template.genome_size))
+    seeds = generation_seeds(2, 1, 20, shared=False)
+    expected = SequentialHandler()
+    expected.start(template, spec)
+    reference = expected.batch_evaluate(genomes, seeds)
+    expected.close()
+    function = {"name": "f", "source": "function", "function": "helpers:episode_length_and_return"}
+    fallback = dataclasses.replace(
+        spec, measures=(*spec.measures, parse(MeasureConfig, function, "m"))
+    )
+    for case in (spec, fallback):
+        handler = VectorizedHandler()
+        handler.start(template, case)
+        assert (handler._worker.fallback is None) == (case is spec)  # type: ignore[union-attr]
+        results = handler.batch_evaluate(genomes, seeds)
         handler.close()
-        log[name] = [row.to_dict() | {"wall_time": 0} for row in experiment.log]
-        assert experiment.optimizer.log_metrics()["coverage"] > 0  # type: ignore[attr-defined]
-    assert log["sequential"] == log["vectorized"]
+        for result, want in zip(results, reference):
+            assert result.fitness == want.fitness and result.steps == want.steps
+            assert result.measures is not None and want.measures is not None
+            width = len(spec.measures)
+            assert result.measures[:width].tobytes() == want.measures.tobytes()
+    assert len({tuple(r.measures) for r in reference}) > 10  # the measures really differ
 
 
 def test_jax_handler_refuses_measures_in_one_line() -> None:

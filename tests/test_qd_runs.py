@@ -24,6 +24,7 @@ from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
 from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
 from neuro_evolution.qd.files import ARCHIVE_FILE, ARCHIVE_PLOT_FILE
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.run.experiment import Experiment
@@ -44,11 +45,14 @@ def run_on(qd: str, handler: EvaluationHandler, **changes: object) -> Experiment
 
 @pytest.mark.parametrize("qd", QD)
 def test_the_archive_is_identical_on_sequential_mp_and_dask(qd: str) -> None:
-    """Three generations on the sequential handler, an mp pool of 2 (forkserver) and a Dask
-    LocalCluster of 2 give the same log (wall time aside) and the same archive to the bit."""
+    """Three generations on the sequential handler, an mp pool of 2 (forkserver; and with
+    lockstep workers), the vectorized handler and a Dask LocalCluster of 2 give the same log
+    (wall time aside) and the same archive to the bit."""
     handlers: dict[str, EvaluationHandler] = {
         "sequential": SequentialHandler(),
         "mp": MultiprocessingHandler(workers=2, start_method="forkserver"),
+        "mp-lockstep": MultiprocessingHandler(workers=2, vectorize=True),
+        "lockstep": VectorizedHandler(),
         "dask": DaskHandler(workers=2),
     }
     runs = {name: run_on(qd, handler) for name, handler in handlers.items()}

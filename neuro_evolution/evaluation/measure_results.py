@@ -37,7 +37,7 @@ def result_measures(results: Sequence[EvaluationResult], count: int) -> np.ndarr
         if result.measures is None or result.measures.shape != (count,):
             raise RuntimeError(
                 f"evaluation {index} returned no per-episode measures (expected {count}); the "
-                "handler must run EpisodeRunner (lockstep falls back to it)"
+                "handler's episode loop must compute RunnerSpec.measures"
             )
         rows.append(result.measures)
     return np.stack(rows) if rows else np.zeros((0, count))
