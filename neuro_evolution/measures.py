@@ -9,10 +9,15 @@ puts them in the :class:`~neuro_evolution.evaluation.episode.RunnerSpec`, and ev
 
 - ``observation`` / ``action``: element ``index`` of the flattened observation the env returned
   after a step / of the action taken at that step, reduced over the episode's steps by
-  ``reduce``: ``last`` (the end state), ``mean``, ``min``, ``max``, or ``first_event``: the
-  value at the first step where any of the observation elements ``event`` is non-zero (e.g.
-  LunarLander's leg contacts 6, 7), and ``fallback`` (last/mean/min/max) when that never happens;
-- ``info``: ``info[key]`` (element ``index`` of an array) of the step that ended the episode;
+  ``reduce``: ``last`` (the end state), ``mean``, ``min``, ``max``, ``sum``, or ``first_event``:
+  the value at the first step where any of the observation elements ``event`` is non-zero (e.g.
+  LunarLander's leg contacts 6, 7), and ``fallback`` (last/mean/min/max/sum) when that never
+  happens;
+- ``reward``: element ``index`` of each step's reward (a vector-reward env's components), e.g.
+  ``reduce: sum`` for a return;
+- ``info``: ``info[key]`` (element ``index`` of an array): with ``reduce: last`` of the step that
+  ended the episode (the final info dict), otherwise of every step (e.g. the ``sum`` of a
+  per-step reward component such as MuJoCo's ``reward_ctrl``);
 - ``function``: element ``index`` of ``module:function(summary)``, a user function imported on
   every worker (like the other ``module:Name`` references) that takes a
   :class:`TrajectorySummary` of the episode and returns a vector of numbers.
@@ -33,9 +38,10 @@ import numpy as np
 from neuro_evolution.config.importing import load_object
 from neuro_evolution.config.schema import ConfigBase, ConfigError, config_class, join, option
 
-Source = Literal["observation", "action", "info", "function"]
-Reduce = Literal["last", "mean", "min", "max", "first_event"]
-Fallback = Literal["last", "mean", "min", "max"]
+Source = Literal["observation", "action", "reward", "info", "function"]
+Reduce = Literal["last", "mean", "min", "max", "sum", "first_event"]
+Fallback = Literal["last", "mean", "min", "max", "sum"]
+STEP_SOURCES = ("observation", "action", "reward")  # read from every step's arrays
 EXAMPLE = "mypackage.measures:landing"
 
 
@@ -44,16 +50,20 @@ class MeasureConfig(ConfigBase):
     """One per-episode measure (see :mod:`neuro_evolution.measures`)."""
 
     name: str = option(doc="the measure's name (a log / picture label)")
-    source: Source = option(doc="observation, action, info (final info dict) or function")
-    index: int = option(0, doc="element of the flattened observation/action/info/function value")
+    source: Source = option(doc="observation, action, reward, info or function")
+    index: int = option(
+        0, doc="element of the flattened observation/action/reward/info/function value"
+    )
     reduce: Reduce = option(
-        "last", doc="over the steps: last, mean, min, max, or first_event (observation/action)"
+        "last", doc="over the steps: last, mean, min, max, sum, or first_event (see module doc)"
     )
     event: tuple[int, ...] = option(
         (), doc="first_event: observation elements whose first non-zero step is the event"
     )
     fallback: Fallback = option("last", doc="first_event: the reduction when no event happens")
-    key: str | None = option(None, doc="info: the key of the final info dict")
+    key: str | None = option(
+        None, doc="info: the key (reduce last: of the final info dict; else of every step's)"
+    )
     function: str | None = option(
         None, doc="function: module:function(TrajectorySummary) -> vector of numbers"
     )
@@ -70,10 +80,10 @@ class MeasureConfig(ConfigBase):
                 raise ConfigError(join(path, "function"), "source function needs module:function")
             if not callable(load_object(self.function, join(path, "function"), EXAMPLE)):
                 raise ConfigError(join(path, "function"), f"{self.function} is not callable")
-        if self.source in ("info", "function") and self.reduce != "last":
+        if self.source == "function" and self.reduce != "last":
             raise ConfigError(
                 join(path, "reduce"),
-                f"source {self.source} is read once per episode: use last, got {self.reduce!r}",
+                f"source function is read once per episode: use last, got {self.reduce!r}",
             )
         if self.reduce == "first_event" and not self.event:
             raise ConfigError(join(path, "event"), "first_event needs observation indices")
@@ -156,6 +166,7 @@ class _Reduction:
             "mean": self.total / self.count,
             "min": self.low,
             "max": self.high,
+            "sum": self.total,
         }[kind]
 
 
@@ -181,21 +192,29 @@ class MeasureRecorder:
         self.reductions = [_Reduction() for _ in self.measures]
         self.observations: list[np.ndarray] = []
         self.actions: list[np.ndarray] = []
-        self.rewards: list[float] = []
+        self.rewards: list[np.ndarray] = []
 
     def start_episode(self) -> None:
         """Forget the previous episode's steps."""
         self._start()
 
-    def step(self, action: Any, observation: Any, reward: float) -> None:
-        """One env step: the action taken and the observation (and reward) it led to."""
+    def step(
+        self, action: Any, observation: Any, reward: Any, info: Mapping[str, Any] | None = None
+    ) -> None:
+        """One env step: the action taken, the observation, reward and info it led to."""
         flat_observation = _flat(observation)
         flat_action = _flat(action)
+        flat_reward = _flat(reward)
         for measure, reduction in zip(self.measures, self.reductions):
             if measure.source == "observation":
                 value = float(flat_observation[measure.index])
             elif measure.source == "action":
                 value = float(flat_action[measure.index])
+            elif measure.source == "reward":
+                value = _element(flat_reward, measure.index, "reward")
+            elif measure.source == "info" and measure.reduce != "last":
+                assert measure.key is not None
+                value = _info_value(info or {}, measure.key, measure.index)
             else:
                 continue
             reduction.add(value)
@@ -208,7 +227,7 @@ class MeasureRecorder:
         if self.keep_trajectory:
             self.observations.append(flat_observation)
             self.actions.append(flat_action)
-            self.rewards.append(float(reward))
+            self.rewards.append(flat_reward if flat_reward.size != 1 else flat_reward[0])
 
     def end_episode(self, info: Mapping[str, Any], terminated: bool, truncated: bool) -> None:
         """The episode ended with ``info`` (the last step's): its measure values are fixed."""
@@ -230,7 +249,7 @@ class MeasureRecorder:
             }
         values = np.empty(len(self.measures))
         for position, (measure, reduction) in enumerate(zip(self.measures, self.reductions)):
-            if measure.source == "info":
+            if measure.source == "info" and measure.reduce == "last":
                 assert measure.key is not None
                 values[position] = _info_value(info, measure.key, measure.index)
             elif measure.source == "function":
@@ -257,6 +276,12 @@ class MeasureRecorder:
         for values in self.episodes:
             total = total + values
         return total / len(self.episodes)
+
+
+def _element(values: np.ndarray, index: int, what: str) -> float:
+    if index >= values.size:
+        raise ValueError(f"{what} has {values.size} values, index {index} does not exist")
+    return float(values[index])
 
 
 def _info_value(info: Mapping[str, Any], key: str, index: int) -> float:

@@ -31,6 +31,9 @@ IMPACT = [
 ]  # fmt: skip
 
 
+RETURN = {"name": "return", "source": "reward", "reduce": "sum", "low": -1e3, "high": 1e3}
+
+
 def tutorial_impact(env: gym.Env, brain: Any, seed: int) -> tuple[float, tuple, bool]:
     """The pyribs lunar lander tutorial's ``simulate`` with our brain as the policy: its
     measures written out by hand (x and y velocity when a leg first touches the ground, else
@@ -115,8 +118,9 @@ def test_function_measures_get_the_trajectory_and_episodes_are_averaged() -> Non
 def test_lockstep_computes_the_runners_measures_to_the_bit(env_id: str) -> None:
     """The vectorized handler computes observation and action measures per lane (CartPole on
     its native vector env, LunarLander on SyncVectorEnv with first-contact descriptors), in
-    waves and over several episodes, bit-identical to the runner; a function measure falls back
-    to the runner's loop with the same results."""
+    waves and over several episodes, bit-identical to the runner, and a reward sum that is the
+    fitness to the bit; a function measure falls back to the runner's loop with the same
+    results."""
     if env_id.startswith("Lunar"):
         require("box2d")
         descriptors = [*IMPACT, {"name": "a", "source": "action", "reduce": "mean",
@@ -126,6 +130,7 @@ def test_lockstep_computes_the_runners_measures_to_the_bit(env_id: str) -> None:
                                          "low": 0.0, "high": 1.0}]  # fmt: skip
         descriptors.append({**QD_DESCRIPTORS[0], "name": "first", "reduce": "first_event",
                             "event": [1], "fallback": "min"})  # fmt: skip
+    descriptors.append(RETURN)
     spec = RunnerSpec(
         environment=parse(EnvironmentConfig, {"id": env_id}, "environment"),
         episode_runner=EpisodeRunnerConfig(number_fitness_runs=3, max_steps_per_run=150),
@@ -155,7 +160,43 @@ def test_lockstep_computes_the_runners_measures_to_the_bit(env_id: str) -> None:
             assert result.measures is not None and want.measures is not None
             width = len(spec.measures)
             assert result.measures[:width].tobytes() == want.measures.tobytes()
+            assert result.measures[width - 1] == result.fitness  # the return, to the bit
     assert len({tuple(r.measures) for r in reference}) > 10  # the measures really differ
+
+
+def test_info_measures_read_every_step_or_the_final_info_dict() -> None:
+    """HalfCheetah's per-step reward components summed over the steps give its return (an
+    objective's building block), and ``reduce: last`` reads the final info dict."""
+    require("mujoco")
+    measures = [
+        {"name": "run", "source": "info", "key": "reward_forward", "reduce": "sum"},
+        {"name": "ctrl", "source": "info", "key": "reward_ctrl", "reduce": "sum"},
+        {"name": "x", "source": "info", "key": "x_position"},
+        {"name": "speed", "source": "info", "key": "x_velocity", "reduce": "max"},
+    ]
+    spec = RunnerSpec(
+        environment=parse(EnvironmentConfig, {"id": "HalfCheetah-v5"}, "environment"),
+        episode_runner=EpisodeRunnerConfig(number_fitness_runs=1, max_steps_per_run=40),
+        measures=tuple(parse(MeasureConfig, m, "m") for m in measures),
+    )
+    brain = parse_config(qd_config()).brain
+    template = template_for_env(spec.environment, brain, np.random.default_rng(0))
+    genome = np.random.default_rng(3).normal(size=template.genome_size)
+    runner = spec.make()
+    result = runner.run(template.build(genome), 11)
+    env = runner.env  # the same episode by hand (FFNN: no brain noise)
+    brain_ = template.build(genome)
+    brain_.reset(np.random.default_rng(0))
+    observation, _ = env.reset(seed=episode_seed(11, 0))
+    speeds = []
+    for _ in range(40):
+        observation, _, _, _, info = env.step(brain_.step(observation))
+        speeds.append(float(info["x_velocity"]))
+    runner.close()
+    assert result.measures is not None
+    run, ctrl, x, speed = result.measures
+    assert run + ctrl == pytest.approx(result.fitness, rel=1e-12)
+    assert x == float(info["x_position"]) and speed == max(speeds)
 
 
 def test_jax_handler_refuses_measures_in_one_line() -> None:

@@ -286,7 +286,7 @@ class EpisodeRunner:
                 recorder.record(action, None)
             observation, reward, terminated, truncated, info = env.step(action)
             if measures is not None:
-                measures.step(action, observation, float(reward))
+                measures.step(action, observation, reward, info)
             if recorder is not None and recorder.source == "observation":
                 recorder.record(None, observation)
             episode_return += float(reward)

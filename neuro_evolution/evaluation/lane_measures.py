@@ -1,10 +1,11 @@
 """Per-episode measures of lockstep lanes: :class:`~neuro_evolution.measures.MeasureRecorder`'s
 rules on (lanes,) arrays, to the bit.
 
-Observation and action measures are kept per lane (last value, running sum in step order, count,
-min, max, the value at the first event); a lane records only the steps it took (its mask). An
-``info`` or ``function`` measure needs each lane's info dicts or whole trajectory: such runs fall
-back to the per-individual loop (:func:`lockstep_measures_reason`).
+Observation, action and (scalar) reward measures are kept per lane (last value, running sum in
+step order, count, min, max, the value at the first event); a lane records only the steps it took
+(its mask). An ``info`` or ``function`` measure needs each lane's info dicts or whole trajectory,
+and a reward element beyond 0 a vector reward: such runs fall back to the per-individual loop
+(:func:`lockstep_measures_reason`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ def lockstep_measures_reason(measures: Sequence[MeasureConfig]) -> str:
     kinds = sorted({m.source for m in measures if m.source in ("info", "function")})
     if kinds:
         return f"lockstep evaluation does not compute {' or '.join(kinds)} measures"
+    if any(m.source == "reward" and m.index > 0 for m in measures):
+        return "lockstep evaluation computes scalar reward measures only (index 0)"
     return ""
 
 
@@ -38,17 +41,26 @@ class LaneMeasures:
         self.at_event = np.full((lanes, width), np.nan)
         self.seen_event = np.zeros((lanes, width), dtype=bool)
 
-    def step(self, actions: np.ndarray, observations: np.ndarray, stepped: np.ndarray) -> None:
-        """One lockstep step: the lanes of ``stepped`` took ``actions`` and got
-        ``observations``."""
+    def step(
+        self,
+        actions: np.ndarray,
+        observations: np.ndarray,
+        rewards: np.ndarray,
+        stepped: np.ndarray,
+    ) -> None:
+        """One lockstep step: the lanes of ``stepped`` took ``actions`` and got ``observations``
+        and ``rewards``."""
         lanes = len(stepped)
-        flat_observations = np.asarray(observations, dtype=np.float64).reshape(lanes, -1)
-        flat_actions = np.asarray(actions, dtype=np.float64).reshape(lanes, -1)
+        sources = {
+            "observation": np.asarray(observations, dtype=np.float64).reshape(lanes, -1),
+            "action": np.asarray(actions, dtype=np.float64).reshape(lanes, -1),
+            "reward": np.asarray(rewards, dtype=np.float64).reshape(lanes, -1),
+        }
+        flat_observations = sources["observation"]
         rows = np.flatnonzero(stepped)
         self.count[rows] += 1
         for column, measure in enumerate(self.measures):
-            source = flat_observations if measure.source == "observation" else flat_actions
-            values = source[rows, measure.index]
+            values = sources[measure.source][rows, measure.index]
             self.last[rows, column] = values
             self.total[rows, column] += values
             np.minimum.at(self.low[:, column], rows, values)
@@ -72,6 +84,7 @@ class LaneMeasures:
                 "mean": mean[:, column],
                 "min": self.low[:, column],
                 "max": self.high[:, column],
+                "sum": self.total[:, column],
             }[kind]
             if measure.reduce == "first_event":
                 plain = np.where(self.seen_event[:, column], self.at_event[:, column], plain)

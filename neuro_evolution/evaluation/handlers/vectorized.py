@@ -13,7 +13,7 @@ follow :meth:`EpisodeRunner.run` to the bit (see ``docs/vectorized.md``). With
 most that many lanes, with the same results; a wave that cannot fit in memory is refused
 (:mod:`~neuro_evolution.evaluation.lane_memory`).
 
-Per-episode observation and action measures (QD descriptors) are computed per lane
+Per-episode observation, action and reward measures (QD descriptors) are computed per lane
 (:mod:`~neuro_evolution.evaluation.lane_measures`). A brain type without a batch brain
 (``template.supports_batch`` false), or a run that records behaviour for novelty or info or
 function measures, falls back to the per-individual loop of
@@ -99,7 +99,7 @@ def run_lanes(
         actions = brain.step(shown, None if all_active else active)
         observations, rewards, terminated, truncated = envs.step(actions, active)
         if measures is not None:
-            measures.step(actions, observations, active)
+            measures.step(actions, observations, rewards, active)
         np.add(episode_return, rewards, out=episode_return, where=active)
         steps += active
         ended_by_env = active & (terminated | truncated)
