@@ -34,7 +34,7 @@ LAYERS: list[set[str]] = [
     {"run.validation", "observers"},
     {"config.tree", "run.plots"},
     {"run.directory"},
-    {"run.summary"},
+    {"run.summary", "run.measured"},
     {"config.reference", "run.experiment", "run.status"},
     {"run.checkpoint"},
     {"run.resume"},
@@ -258,6 +258,8 @@ GROUP_PURPOSES: dict[str, str] = {
     "run.validation": 'held-out validation scores (the one meaning of "solved")',
     "observers": "mirrors of the log in TensorBoard and MLflow",
     "config.tree": "the experiment config: every section, resolved and validated",
+    "run.measured": "what a run does for a measured (QD) optimizer: measures, tell, candidate, "
+    "log columns, files",
     "run.summary": "RunSummary: the record a run reports when it ends (validation, solved)",
     "run.plots": "`fitness.png`; the brain-state picture of `replay --brain-state`",
     "run.directory": "the run directory: config, log, hall of fame, candidate, plot",

@@ -26,7 +26,7 @@ from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EvaluationContext, EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers import handler_from_config
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.evaluation.measure_results import check_measures_fit, result_measures
+from neuro_evolution.evaluation.measure_results import check_measures_fit
 from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.normalization import ObservationScaler, ObservationStatistics
 from neuro_evolution.novelty import NoveltyArchive
@@ -34,10 +34,15 @@ from neuro_evolution.observers import install_observers
 from neuro_evolution.optimizers.base import Optimizer
 from neuro_evolution.optimizers.cost import optimizer_cost_warning
 from neuro_evolution.optimizers.factory import make_optimizer
-from neuro_evolution.optimizers.measured import Evaluations, MeasuredOptimizer, measures_of
-from neuro_evolution.qd.base import QdOptimizer
-from neuro_evolution.qd.files import ArchiveWriter
+from neuro_evolution.optimizers.measured import MeasuredOptimizer
 from neuro_evolution.run.directory import Candidate, LogRow, RunDirectory
+from neuro_evolution.run.measured import (
+    attach_optimizer_files,
+    measured_candidate,
+    optimizer_metrics,
+    run_measures,
+    tell_measured,
+)
 from neuro_evolution.run.summary import RunSummary, ValidatedGeneration
 from neuro_evolution.run.validation import ValidationScore, reached
 from neuro_evolution.support.errors import PerformanceWarning
@@ -120,13 +125,7 @@ class Experiment:
             self.template.genome_size,
             optimizer_seed(config.random_seed),
         )
-        measures = measures_of(self.optimizer)
-        if measures and config.novelty is not None:
-            raise ConfigError(
-                "novelty",
-                f"optimizer {config.optimizer.type_name()} selects on per-episode measures; "
-                "it cannot be combined with novelty search: set novelty to null",
-            )
+        measures = run_measures(config, self.optimizer)
         self.spec = RunnerSpec(
             environment=config.environment,
             episode_runner=config.episode_runner,
@@ -190,16 +189,9 @@ class Experiment:
         """Write results into ``run_dir`` from now on (the resolved config at once)."""
         self.run_directory = RunDirectory(Path(run_dir), title=self.config.environment.label)
         self.run_directory.write_config(config_to_dict(self.config))
-        if isinstance(self.optimizer, QdOptimizer):
-            optimizer = self.optimizer
-            self.run_directory.writers.append(
-                ArchiveWriter(
-                    self.run_directory.path,
-                    lambda: optimizer.archive,
-                    self.template,
-                    self.config.environment.label,
-                )
-            )
+        attach_optimizer_files(
+            self.optimizer, self.run_directory, self.template, self.config.environment.label
+        )
         if self.config.observers.any:
             install_observers(self, self.run_directory.path)
 
@@ -224,11 +216,10 @@ class Experiment:
 
     def candidate(self) -> Candidate:
         """The genome the run stands behind now: the optimizer's center, else the HoF best."""
+        measured = measured_candidate(self.optimizer, self.generation, self.observation_scaler())
+        if measured is not None:
+            return measured
         center = self.optimizer.center()
-        if isinstance(self.optimizer, MeasuredOptimizer) and center is not None:
-            scaler = self.optimizer.center_scaler() or self.observation_scaler()
-            source = self.optimizer.CANDIDATE_SOURCE
-            return Candidate(source, center, self.generation, scaler)
         if center is not None:
             return Candidate("center", center, self.generation, self.observation_scaler())
         if len(self.hall_of_fame) == 0:
@@ -305,12 +296,6 @@ class Experiment:
             behaviors.append(result.behavior)
         return self.novelty.selection_fitness(fitness, np.stack(behaviors))
 
-    def optimizer_metrics(self) -> tuple[tuple[str, float], ...]:
-        """A measured optimizer's own log columns (QD: coverage, qd_score, qd_best)."""
-        if not isinstance(self.optimizer, MeasuredOptimizer):
-            return ()
-        return tuple((name, float(value)) for name, value in self.optimizer.log_metrics().items())
-
     def step(self) -> LogRow:
         """Run one generation and return its log row."""
         self.start()
@@ -339,13 +324,15 @@ class Experiment:
         told = time.perf_counter()
         with optimizer_math():
             if isinstance(self.optimizer, MeasuredOptimizer):
-                evaluations = Evaluations(
-                    measures=result_measures(results, len(self.spec.measures)),
-                    seeds=np.asarray(request.seeds, dtype=np.int64),
-                    generation=self.generation,
-                    scaler=scaler,
+                tell_measured(
+                    self.optimizer,
+                    fitness,
+                    self.hall_of_fame,
+                    results,
+                    request.seeds,
+                    self.generation,
+                    scaler,
                 )
-                self.optimizer.tell_evaluations(fitness, self.hall_of_fame, evaluations)
             else:
                 self.optimizer.tell(self.selection_fitness(fitness, results), self.hall_of_fame)
         if not self._cost_checked:  # the first generation of this session measures the cost
@@ -377,7 +364,7 @@ class Experiment:
             validation_min=None if score is None else score.min,
             validation_steps=None if score is None else score.steps,
             wall_time=round(self.wall_time, 4),
-            metrics=self.optimizer_metrics(),
+            metrics=optimizer_metrics(self.optimizer),
         )
         self.log.append(row)
         if self.run_directory is not None:
