@@ -7,7 +7,8 @@ not change results) -- and writes into ``--out`` (default: the first path):
 - ``comparison.png``: per group (one colour each), the median and interquartile band over its
   runs of the best-so-far training fitness and of the held-out validation mean, against
   generations, env steps and wall time. A run that ended early (it reached the validation
-  target) keeps its last values to the right of its end.
+  target) keeps its last values to the right of its end. QD runs add rows for the QD score and
+  the archive coverage (log.csv's ``qd_score`` and ``coverage``).
 - ``comparison.md``: per group, the final validation mean, and the wall time and env steps until
   validation first reached ``validation.target``, each as the median over runs with a bootstrap
   95% interval, and how many runs reached the target.
@@ -38,6 +39,8 @@ PROGRAM = "neuro_evolution.compare"
 GROUP_IGNORES = ("random_seed", "evaluation", "observers", "checkpoint")
 BOOTSTRAP_RESAMPLES = 10_000
 GRID_POINTS = 200
+# Rows drawn when a run of the comparison is a QD run (its log.csv has these columns).
+QD_ROWS = (("qd_score", "QD score (archive)"), ("coverage", "archive coverage"))
 AXES = (
     ("generation", "generation"),
     ("env_steps_total", "env steps"),
@@ -147,7 +150,7 @@ def step_values(xs: np.ndarray, ys: np.ndarray, grid: np.ndarray) -> np.ndarray:
 
 def curve(run: Run, x_key: str, y_key: str) -> tuple[np.ndarray, np.ndarray]:
     """(x, y) of a run where y was logged; x ``generation`` counts generations done."""
-    rows = [r for r in run.log if r[y_key] is not None and not math.isnan(r[y_key])]
+    rows = [r for r in run.log if r.get(y_key) is not None and not math.isnan(r[y_key])]
     xs = np.array([r[x_key] + (1 if x_key == "generation" else 0) for r in rows], dtype=float)
     return xs, np.array([r[y_key] for r in rows], dtype=float)
 
@@ -180,6 +183,8 @@ def plot(groups: list[Group]) -> bytes:
     rows = [("best_so_far", "best so far (training seeds)")]
     if any(run.validated() for group in groups for run in group.runs):
         rows.append(("validation_mean", "validation mean (held-out)"))
+    if any(run.log and "qd_score" in run.log[0] for group in groups for run in group.runs):
+        rows += [(key, label) for key, label in QD_ROWS]
     figure = Figure(figsize=(15, 4.2 * len(rows) + 1.2), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
     grid_axes = figure.subplots(len(rows), len(AXES), squeeze=False)

@@ -138,6 +138,9 @@ def summary_lines(summary: RunSummary) -> list[str]:
         )
     elif target is not None:
         lines.append(f"not solved: validation never reached the target {target:g}")
+    if summary.metrics:  # e.g. a QD archive: coverage, qd_score, qd_best (training fitness)
+        shown = ", ".join(f"{name} {value:.6g}" for name, value in summary.metrics)
+        lines.append(f"optimizer: {shown} after generation {summary.generations}")
     return lines
 
 

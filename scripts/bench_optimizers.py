@@ -33,6 +33,7 @@ from neuro_evolution.optimizers.cost import (
     available_memory_bytes,
     default_config,
     format_bytes,
+    interchangeable_names,
     state_bytes,
 )
 
@@ -147,11 +148,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=SIZES)
     parser.add_argument("--populations", type=int, nargs="+", default=POPULATIONS)
-    parser.add_argument("--optimizers", nargs="+", default=None, help="default: every one")
+    parser.add_argument(
+        "--optimizers", nargs="+", default=None, help="default: every one that runs on defaults"
+    )
     parser.add_argument("--cell-seconds", type=float, default=12.0)
     parser.add_argument("--deap-generations", type=int, default=5)
     args = parser.parse_args()
-    names = args.optimizers or OPTIMIZERS.names()
+    names = args.optimizers or interchangeable_names()  # QD optimizers need their descriptors
     print(
         "| optimizer | G | population | generations | ask median (ms) | tell median (ms) | "
         "tell mean (ms) | state() | declared peak |"

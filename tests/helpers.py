@@ -427,3 +427,38 @@ def random_ctrnn_cases(count: int, seed: int) -> list[dict[str, Any]]:
             case[f"{prefix}_mask_param"] = MASK_PARAMS[case[f"{prefix}_mask"]]
         cases.append(case)
     return cases
+
+
+# --- quality diversity ------------------------------------------------------------------------
+def episode_length_and_return(summary: Any) -> list[float]:
+    """A ``function`` measure for tests: (steps, return) of the episode's TrajectorySummary."""
+    return [float(len(summary.rewards)), float(np.sum(summary.rewards))]
+
+
+QD_DESCRIPTORS: list[dict[str, Any]] = [
+    {"name": "cart_position", "source": "observation", "index": 0, "low": -1.0, "high": 1.0,
+     "bins": 8},
+    {"name": "mean_pole_angle", "source": "observation", "index": 2, "reduce": "mean",
+     "low": -0.2, "high": 0.2, "bins": 8},
+]  # fmt: skip
+QD_OPTIMIZERS: dict[str, dict[str, Any]] = {
+    "MAP_ELITES": {"type": "MAP_ELITES", "batch_size": 12, "descriptors": QD_DESCRIPTORS},
+    "CMA_ME": {
+        "type": "CMA_ME",
+        "emitters": 2,
+        "batch_size": 6,
+        "sigma": 2.0,
+        "descriptors": QD_DESCRIPTORS,
+    },
+}
+
+
+def qd_config(qd: str = "MAP_ELITES", **changes: Any) -> dict[str, Any]:
+    """A tiny CartPole experiment (FFNN, 3 generations) of QD optimizer ``qd``, with top-level
+    keys replaced."""
+    config = small_config(
+        optimizer=QD_OPTIMIZERS[qd],
+        episode_runner={"number_fitness_runs": 2, "max_steps_per_run": 60},
+    )
+    config.update(copy.deepcopy(changes))
+    return config

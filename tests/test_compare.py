@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import small_config
+from helpers import qd_config, small_config
 
 from neuro_evolution import compare
 from neuro_evolution.run.directory import read_log
@@ -136,3 +136,23 @@ def test_time_to_target_counts_a_mean_exactly_at_the_target(offset: float) -> No
     ]
     run = compare.Run(Path("run"), {"validation": {"target": target}}, log)
     assert run.reached() == (log[1] if offset == 0.0 else None)
+
+
+def test_a_qd_sweep_gets_rows_for_its_qd_score_and_coverage(tmp_path) -> None:
+    """A sweep of QD runs (MAP_ELITES, 3 seeds) draws two more rows, QD score and coverage,
+    whose medians are those of the runs' log.csv."""
+    from matplotlib.image import imread
+
+    data = qd_config(validation={"every_generations": 1, "episodes": 2})
+    config = tmp_path / "qd.json"
+    config.write_text(json.dumps(data))
+    out = tmp_path / "sweep"
+    args = [str(config), "--seeds", "1-3", "--out", str(out), "--handler", "sequential"]
+    assert sweep_cli.main([*args, "--quiet"]) == 0
+    assert compare.main([str(out)]) == 0
+    assert imread(out / "comparison.png").shape[0] > 1700  # four rows of panels, not two
+    (group,) = compare.group_runs(compare.find_runs([out]))
+    for key in ("qd_score", "coverage"):
+        grid, median, _, _ = compare.band(group, "generation", key)
+        logged = [read_log(run.path / "log.csv")[-1][key] for run in group.runs]
+        assert median[-1] == np.median(logged)

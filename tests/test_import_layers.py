@@ -27,14 +27,14 @@ LAYERS: list[set[str]] = [
     {"", "config", "run"},  # the package inits (the package's own imports support.console)
     {"config.schema"},
     {"config.registry", "config.importing", "normalization"},
-    {"hall_of_fame"},
+    {"hall_of_fame", "measures"},
     {"brains", "optimizers"},
-    {"novelty"},
+    {"novelty", "qd"},
     {"evaluation"},
     {"run.validation", "observers"},
     {"config.tree", "run.plots"},
     {"run.directory"},
-    {"run.summary"},
+    {"run.summary", "run.measured"},
     {"config.reference", "run.experiment", "run.status"},
     {"run.checkpoint"},
     {"run.resume"},
@@ -247,6 +247,10 @@ GROUP_PURPOSES: dict[str, str] = {
     "normalization": "observation statistics: gathered per evaluation, merged, frozen per "
     "generation",
     "hall_of_fame": "the best genomes by raw training fitness, with their observation scalers",
+    "measures": "per-episode measures (QD descriptors, objectives): their config and the "
+    "recorder the episode loops feed",
+    "qd": "quality diversity: descriptors, grid/CVT archives of elites, MAP_ELITES, CMA_ME, "
+    "`archive.npz`/`archive.png`",
     "brains": "the networks: template (masks, genome layout) and brain (one step), batch brains, "
     "conv front ends and composed brains, JAX brains",
     "optimizers": "the evolution strategies: ask for genomes, tell their fitness; explicit state",
@@ -255,6 +259,8 @@ GROUP_PURPOSES: dict[str, str] = {
     "run.validation": 'held-out validation scores (the one meaning of "solved")',
     "observers": "mirrors of the log in TensorBoard and MLflow",
     "config.tree": "the experiment config: every section, resolved and validated",
+    "run.measured": "what a run does for a measured (QD) optimizer: measures, tell, candidate, "
+    "log columns, files",
     "run.summary": "RunSummary: the record a run reports when it ends (validation, solved)",
     "run.plots": "`fitness.png`; the brain-state picture of `replay --brain-state`",
     "run.directory": "the run directory: config, log, hall of fame, candidate, plot",

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import small_config
+from helpers import QD_DESCRIPTORS, small_config
 
 from neuro_evolution import replay, train
 from neuro_evolution.config.tree import parse_config
@@ -124,7 +124,8 @@ def test_replay_validation_reproduces_the_logged_score(
 
 
 # Per registered optimizer: a small config and what its candidate is ("center": the
-# distribution's mean, attribute ``mean``; "hall_of_fame": the best genome evaluated so far).
+# distribution's mean, attribute ``mean``; "hall_of_fame": the best genome evaluated so far;
+# "best_elite": a QD optimizer's best archive elite, which is also the hall of fame's best).
 # A newly registered optimizer fails the registry check below until it gets a row.
 CANDIDATE_CASES: dict[str, tuple[dict, str]] = {
     "CMA_ES": ({"population_size": 6}, "center"),
@@ -134,6 +135,8 @@ CANDIDATE_CASES: dict[str, tuple[dict, str]] = {
     "SNES": ({"population_size": 6}, "center"),
     "MU_ES": ({"mu": 4, "lambda_": 8}, "hall_of_fame"),
     "NSGA2": ({"population_size": 4, "offspring_size": 8}, "hall_of_fame"),
+    "MAP_ELITES": ({"batch_size": 6, "descriptors": QD_DESCRIPTORS}, "best_elite"),
+    "CMA_ME": ({"emitters": 2, "batch_size": 4, "descriptors": QD_DESCRIPTORS}, "best_elite"),
 }
 
 
@@ -161,6 +164,10 @@ def test_the_candidate_is_the_center_or_the_hall_of_fame_best(name: str) -> None
                 np.testing.assert_array_equal(candidate.genome, optimizer.mean)
                 assert not any(np.array_equal(candidate.genome, g) for g in hall_of_fame.genomes)
             else:
+                if source == "best_elite":
+                    archive = experiment.optimizer.archive  # type: ignore[attr-defined]
+                    cell = archive.best_cell()
+                    np.testing.assert_array_equal(candidate.genome, archive.genomes[cell])
                 best = int(np.argmax(hall_of_fame.fitness))
                 assert hall_of_fame.fitness[best] == hall_of_fame.best_fitness
                 np.testing.assert_array_equal(candidate.genome, hall_of_fame.genomes[best])

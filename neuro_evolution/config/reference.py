@@ -17,6 +17,7 @@ from neuro_evolution.evaluation.handlers.options import EvaluationConfig
 from neuro_evolution.evaluation.wrappers import WrapperConfig
 from neuro_evolution.observers.options import MlflowConfig, TensorBoardConfig
 from neuro_evolution.optimizers.registry import OPTIMIZERS
+from neuro_evolution.qd.descriptors import ArchiveConfig, DescriptorConfig
 
 
 def _table(cls: type) -> list[str]:
@@ -50,6 +51,10 @@ def render_reference() -> str:
     for extra in _optional_sections():
         sections.append(extra)
     sections += [("observers.tensorboard", TensorBoardConfig), ("observers.mlflow", MlflowConfig)]
+    sections += [
+        ("optimizer.descriptors[i] (MAP_ELITES, CMA_ME)", DescriptorConfig),
+        ("optimizer.archive (MAP_ELITES, CMA_ME)", ArchiveConfig),
+    ]
     for name, cls in sections:
         lines += ["", f"## `{name}`", "", *_table(cls)]
     for kind, registry in (("optimizer", OPTIMIZERS), ("brain", BRAINS)):

@@ -18,6 +18,7 @@ from neuro_evolution.brains.base import Brain, BrainTemplate
 from neuro_evolution.config.importing import import_module
 from neuro_evolution.config.schema import ConfigBase, config_class, option
 from neuro_evolution.evaluation.environment import EnvironmentConfig
+from neuro_evolution.measures import MeasureConfig, MeasureRecorder
 from neuro_evolution.normalization import (
     ObservationNormalizationConfig,
     ObservationRecorder,
@@ -113,6 +114,8 @@ class EvaluationResult(metaclass=FrozenClassMeta):
     behavior: np.ndarray | None = None  # behaviour record, when novelty asks for one
     # [count, sum, sum of squares] of the raw observations, when observations are normalized
     observation_stats: np.ndarray | None = None
+    # the evaluation's measures (RunnerSpec.measures, in order), when an optimizer asks for them
+    measures: np.ndarray | None = None
 
 
 @frozen_dataclass
@@ -144,6 +147,8 @@ class RunnerSpec(metaclass=FrozenClassMeta):
     imports: tuple[str, ...] = ()  # the config's imports, e.g. a module registering the env id
     # lockstep evaluation: at most this many lanes at once (evaluation.max_lanes; None: no cap)
     max_lanes: int | None = None
+    # per-episode measures an optimizer needs (QD descriptors, objectives); () when none
+    measures: tuple[MeasureConfig, ...] = ()
 
     def import_modules(self) -> None:
         """Import ``imports`` in this process: a worker started by forkserver, spawn or Dask has
@@ -179,18 +184,30 @@ class EpisodeRunner:
         if self.spec.novelty is not None:
             recorder = BehaviorRecorder(self.spec.novelty, self.env)
         recording = self.spec.observation_normalization is not None
+        measures = MeasureRecorder(self.spec.measures) if self.spec.measures else None
         episodes, totals = [], None
         for k in range(self.config.number_fitness_runs):
             observations = ObservationRecorder(self.observation_size) if recording else None
             episodes.append(
                 self._episode(
-                    brain, episode_seed(seed, k), brain_rng(seed, k), recorder, scaler, observations
+                    brain,
+                    episode_seed(seed, k),
+                    brain_rng(seed, k),
+                    recorder,
+                    scaler,
+                    observations,
+                    measures=measures,
                 )
             )
             if observations is not None:  # episode totals in episode order, as lockstep adds them
                 episode_totals = observations.as_array()
                 totals = episode_totals if totals is None else totals + episode_totals
-        return self._result(episodes, None if recorder is None else recorder.behavior(), totals)
+        return self._result(
+            episodes,
+            None if recorder is None else recorder.behavior(),
+            totals,
+            None if measures is None else measures.vector(),
+        )
 
     @property
     def observation_size(self) -> int:
@@ -220,6 +237,7 @@ class EpisodeRunner:
         episodes: list[EpisodeOutcome],
         behavior: np.ndarray | None = None,
         observation_stats: np.ndarray | None = None,
+        measures: np.ndarray | None = None,
     ) -> EvaluationResult:
         score = self.config.score(episodes)
         return EvaluationResult(
@@ -229,6 +247,7 @@ class EpisodeRunner:
             truncated=int(score.truncated),
             behavior=behavior,
             observation_stats=observation_stats,
+            measures=measures,
         )
 
     def _episode(
@@ -240,16 +259,20 @@ class EpisodeRunner:
         scaler: ObservationScaler | None = None,
         observations: ObservationRecorder | None = None,
         trace: EpisodeTrace | None = None,
+        measures: MeasureRecorder | None = None,
     ) -> EpisodeOutcome:
         """How one episode ends, as the config's rules say.
 
         ``observations`` counts the raw observations the brain was shown; ``trace`` records
-        each step."""
+        each step; ``measures`` sees every step and the final info dict."""
         env = self.env
         observation, _ = env.reset(seed=env_seed)
         brain.reset(rng if rng is not None else np.random.default_rng(env_seed))
         if recorder is not None:
             recorder.start_episode()
+        if measures is not None:
+            measures.start_episode()
+        info: dict = {}
         episode_return = 0.0
         steps = 0
         terminated = truncated = cut = False
@@ -261,7 +284,9 @@ class EpisodeRunner:
                 trace.step(observation, action, brain)
             if recorder is not None and recorder.source != "observation":
                 recorder.record(action, None)
-            observation, reward, terminated, truncated, _ = env.step(action)
+            observation, reward, terminated, truncated, info = env.step(action)
+            if measures is not None:
+                measures.step(action, observation, reward, info)
             if recorder is not None and recorder.source == "observation":
                 recorder.record(None, observation)
             episode_return += float(reward)
@@ -274,6 +299,8 @@ class EpisodeRunner:
             if self.config.reached_limit(steps):
                 cut = True
                 break
+        if measures is not None:
+            measures.end_episode(info, terminated, truncated or cut)
         return EpisodeOutcome(episode_return, steps, terminated, truncated, cut)
 
     def dry_run(self, template: BrainTemplate) -> None:

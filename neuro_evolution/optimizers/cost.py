@@ -60,6 +60,19 @@ def default_config(name: str) -> OptimizerConfig:
     return OPTIMIZERS.parse_config({"type": name}, SECTION)
 
 
+def interchangeable_names() -> list[str]:
+    """Registered optimizers that run with every option at its default, and so can be suggested
+    in place of another (a QD optimizer needs its descriptors: it is not suggested)."""
+    names = []
+    for name in OPTIMIZERS.names():
+        try:
+            default_config(name)
+        except ConfigError:
+            continue
+        names.append(name)
+    return names
+
+
 def state_bytes(config: OptimizerConfig, genome_size: int) -> int:
     """Peak bytes of the optimizer of ``config`` for ``genome_size`` genes."""
     _, optimizer_cls = OPTIMIZERS.get(config.type_name())
@@ -76,14 +89,14 @@ def grows_linearly(name: str, genome_size: int) -> bool:
 
 def linear_optimizers(genome_size: int) -> list[str]:
     """Registered optimizers whose memory grows at most linearly around ``genome_size``."""
-    return [name for name in OPTIMIZERS.names() if grows_linearly(name, genome_size)]
+    return [name for name in interchangeable_names() if grows_linearly(name, genome_size)]
 
 
 def optimizers_that_fit(genome_size: int, available: int) -> list[str]:
     """Registered optimizers whose default config fits in ``available`` bytes."""
     return [
         name
-        for name in OPTIMIZERS.names()
+        for name in interchangeable_names()
         if state_bytes(default_config(name), genome_size) <= available
     ]
 

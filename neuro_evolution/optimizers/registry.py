@@ -1,5 +1,5 @@
-"""The optimizers by name: MU_ES, CMA_ES, SEP_CMA_ES, PGPE, OPENAI_ES, SNES and NSGA2 built in, a
-user's added with register_optimizer.
+"""The optimizers by name: MU_ES, CMA_ES, SEP_CMA_ES, PGPE, OPENAI_ES, SNES, NSGA2 and the QD
+optimizers MAP_ELITES and CMA_ME built in, a user's added with register_optimizer.
 
 A built-in optimizer's module is imported when its name is first looked up, so listing the
 names imports none of them. ``@register_optimizer("NAME", config=NameConfig)`` on an
@@ -17,6 +17,8 @@ OPTIMIZERS: Registry[Any] = Registry(
     "optimizer",
     {
         "CMA_ES": "neuro_evolution.optimizers.cma_es",
+        "CMA_ME": "neuro_evolution.qd.cma_me",
+        "MAP_ELITES": "neuro_evolution.qd.map_elites",
         "MU_ES": "neuro_evolution.optimizers.mu_plus_lambda",
         "NSGA2": "neuro_evolution.optimizers.nsga2",
         "OPENAI_ES": "neuro_evolution.optimizers.openai_es",

@@ -21,6 +21,7 @@ import dataclasses
 import io
 import time
 import typing
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -62,19 +63,25 @@ class LogRow:
     validation_min: float | None
     validation_steps: int | None
     wall_time: float
+    # the optimizer's own columns after wall_time (a measured optimizer's log_metrics, e.g. QD
+    # coverage, qd_score, qd_best); () for every other optimizer, whose rows are unchanged
+    metrics: tuple[tuple[str, float], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Column -> value, as ``log.csv``, checkpoints and observers take a row (the values are
         plain numbers and None, so no deep copy: 15x faster than ``dataclasses.asdict``)."""
-        return {name: getattr(self, name) for name in LOG_FIELDS}
+        row = {name: getattr(self, name) for name in LOG_FIELDS}
+        row.update(self.metrics)
+        return row
 
     @classmethod
     def from_dict(cls, row: dict[str, Any]) -> LogRow:
         """The row of :meth:`to_dict`'s form (e.g. a checkpoint's log)."""
-        return cls(**row)
+        metrics = tuple((key, value) for key, value in row.items() if key not in LOG_FIELDS)
+        return cls(**{name: row[name] for name in LOG_FIELDS}, metrics=metrics)
 
 
-LOG_FIELDS = tuple(field.name for field in dataclasses.fields(LogRow))
+LOG_FIELDS = tuple(field.name for field in dataclasses.fields(LogRow) if field.name != "metrics")
 _INT_FIELDS = frozenset(
     name for name, hint in typing.get_type_hints(LogRow).items() if hint in (int, int | None)
 )
@@ -107,7 +114,8 @@ def new_run_directory(config_path: str | Path | None, out: str | Path | None) ->
 def log_to_csv(log: list[LogRow]) -> str:
     """CSV text of the log; floats keep full precision (shortest round-trip repr)."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=LOG_FIELDS, lineterminator="\n")
+    extra = [name for name, _ in log[0].metrics] if log else []
+    writer = csv.DictWriter(buffer, fieldnames=[*LOG_FIELDS, *extra], lineterminator="\n")
     writer.writeheader()
     writer.writerows(row.to_dict() for row in log)
     return buffer.getvalue()
@@ -211,6 +219,9 @@ class RunDirectory:
         self._last_plot = time.monotonic()  # the first drawing waits plot_every s (or the end)
         self._plotted_rows = 0
         self._hall_of_fame_written: tuple[HallOfFame, int] | None = None  # (it, changes) on disk
+        # more files an optimizer writes: writer(plot) after each generation, plot=True when the
+        # pictures are due (with fitness.png) and at the end
+        self.writers: list[Callable[[bool], None]] = []
 
     def write_config(self, resolved: dict[str, Any]) -> None:
         """Write ``config.json``."""
@@ -232,7 +243,10 @@ class RunDirectory:
             self._hall_of_fame_written = (hall_of_fame, hall_of_fame.changes)
         if candidate is not None:
             save_candidate(self.path / CANDIDATE_FILE, candidate, template)
-        if time.monotonic() - self._last_plot >= self.plot_every:
+        due = time.monotonic() - self._last_plot >= self.plot_every
+        for writer in self.writers:
+            writer(due)
+        if due:
             self.plot(log)
 
     def plot(self, log: list[LogRow]) -> None:
@@ -245,4 +259,6 @@ class RunDirectory:
         """Draw the plot if generations were logged since the last drawing: the end of a run
         (``Experiment.close``), or a run that stopped or failed (its last completed generation)."""
         if len(log) > self._plotted_rows:
+            for writer in self.writers:
+                writer(True)
             self.plot(log)

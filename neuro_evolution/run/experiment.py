@@ -26,6 +26,7 @@ from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EvaluationContext, EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers import handler_from_config
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
+from neuro_evolution.evaluation.measure_results import check_measures_fit
 from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.normalization import ObservationScaler, ObservationStatistics
 from neuro_evolution.novelty import NoveltyArchive
@@ -33,7 +34,15 @@ from neuro_evolution.observers import install_observers
 from neuro_evolution.optimizers.base import Optimizer
 from neuro_evolution.optimizers.cost import optimizer_cost_warning
 from neuro_evolution.optimizers.factory import make_optimizer
+from neuro_evolution.optimizers.measured import MeasuredOptimizer
 from neuro_evolution.run.directory import Candidate, LogRow, RunDirectory
+from neuro_evolution.run.measured import (
+    attach_optimizer_files,
+    measured_candidate,
+    optimizer_metrics,
+    run_measures,
+    tell_measured,
+)
 from neuro_evolution.run.summary import RunSummary, ValidatedGeneration
 from neuro_evolution.run.validation import ValidationScore, reached
 from neuro_evolution.support.errors import PerformanceWarning
@@ -111,6 +120,12 @@ class Experiment:
         self.config = config
         self.quiet = quiet
         self.template = build_template(config)
+        self.optimizer: Optimizer = make_optimizer(
+            config.optimizer,
+            self.template.genome_size,
+            optimizer_seed(config.random_seed),
+        )
+        measures = run_measures(config, self.optimizer)
         self.spec = RunnerSpec(
             environment=config.environment,
             episode_runner=config.episode_runner,
@@ -118,18 +133,18 @@ class Experiment:
             observation_normalization=config.observation_normalization,
             imports=config.imports,
             max_lanes=config.evaluation.max_lanes,
+            measures=measures,
         )
         self.observation_statistics = self._observation_statistics()
         runner = self.spec.make()
         try:
+            if measures:
+                check_measures_fit(measures, runner.env)
             runner.dry_run(self.template)
         finally:
             runner.close()
-        self.optimizer: Optimizer = make_optimizer(
-            config.optimizer,
-            self.template.genome_size,
-            optimizer_seed(config.random_seed),
-        )
+        if isinstance(self.optimizer, MeasuredOptimizer) and self.observation_statistics:
+            self.optimizer.keep_scalers(self.observation_statistics.size)
         self.hall_of_fame = HallOfFame(
             config.hall_of_fame_size,
             self.template.genome_size,
@@ -174,6 +189,9 @@ class Experiment:
         """Write results into ``run_dir`` from now on (the resolved config at once)."""
         self.run_directory = RunDirectory(Path(run_dir), title=self.config.environment.label)
         self.run_directory.write_config(config_to_dict(self.config))
+        attach_optimizer_files(
+            self.optimizer, self.run_directory, self.template, self.config.environment.label
+        )
         if self.config.observers.any:
             install_observers(self, self.run_directory.path)
 
@@ -198,6 +216,9 @@ class Experiment:
 
     def candidate(self) -> Candidate:
         """The genome the run stands behind now: the optimizer's center, else the HoF best."""
+        measured = measured_candidate(self.optimizer, self.generation, self.observation_scaler())
+        if measured is not None:
+            return measured
         center = self.optimizer.center()
         if center is not None:
             return Candidate("center", center, self.generation, self.observation_scaler())
@@ -302,7 +323,18 @@ class Experiment:
         self.hall_of_fame.update(genomes, fitness, self.generation, scaler)
         told = time.perf_counter()
         with optimizer_math():
-            self.optimizer.tell(self.selection_fitness(fitness, results), self.hall_of_fame)
+            if isinstance(self.optimizer, MeasuredOptimizer):
+                tell_measured(
+                    self.optimizer,
+                    fitness,
+                    self.hall_of_fame,
+                    results,
+                    request.seeds,
+                    self.generation,
+                    scaler,
+                )
+            else:
+                self.optimizer.tell(self.selection_fitness(fitness, results), self.hall_of_fame)
         if not self._cost_checked:  # the first generation of this session measures the cost
             self._cost_checked = True
             self._warn_about_optimizer_cost(time.perf_counter() - told, evaluated - started)
@@ -332,6 +364,7 @@ class Experiment:
             validation_min=None if score is None else score.min,
             validation_steps=None if score is None else score.steps,
             wall_time=round(self.wall_time, 4),
+            metrics=optimizer_metrics(self.optimizer),
         )
         self.log.append(row)
         if self.run_directory is not None:
@@ -392,6 +425,7 @@ class Experiment:
             target=section.target if section else None,
             handler_statistics=self.handler.statistics(),
             solved=None if solved is None else ValidatedGeneration.from_row(solved),
+            metrics=self.log[-1].metrics if self.log else (),
         )
 
     def close(self) -> None:

@@ -50,3 +50,5 @@ class RunSummary:
     target: float | None  # validation.target
     handler_statistics: HandlerStatistics  # e.g. the jax handler's compilations
     solved: ValidatedGeneration | None  # the first validation that reached the target
+    # the optimizer's own log columns of the last generation (QD: coverage, qd_score, qd_best)
+    metrics: tuple[tuple[str, float], ...] = ()

@@ -33,6 +33,10 @@ observation noise      ``SeedSequence(e, spawn_key=(OBS_NOISE_SPAWN_KEY,))``  th
 JAX brain noise        ``fold_in(fold_in(K, 1), t)`` for step t, where K is   the jax handler's
                        the PRNG key of the episode's env reset seed           CTRNN noise (not
                        (``jax_envs.reset_keys``: ``PRNGKey(seed)``)           numpy's generator)
+QD emitter seeds       ``SeedSequence(O, spawn_key=(EMITTER_SPAWN_KEY, e,    CMA-ME emitter e
+                       r))`` -> 1 uint32 (:func:`emitter_seed`)               after r restarts
+CVT centroids          ``SeedSequence(c, spawn_key=(CVT_SPAWN_KEY,))``        the CVT archive's
+                       seeds ``default_rng``, c = ``archive.cvt_seed``        k-means samples
 (next stream)          a new spawn key, e.g. ``int.from_bytes(b"<8 chars>",
                        "little")``, added here with its row
 =====================  =====================================================  ===================
@@ -61,6 +65,8 @@ NUMPY_LEGACY_PURPOSE = 1  # unused; kept so that the other purposes keep their n
 GENERATOR_PURPOSE = 2  # the PCG64 Generator of PGPE, OPENAI_ES, SNES, ...
 VALIDATION_SPAWN_KEY = int.from_bytes(b"validate", "little")
 OBS_NOISE_SPAWN_KEY = int.from_bytes(b"obsnoise", "little")
+EMITTER_SPAWN_KEY = int.from_bytes(b"emitters", "little")
+CVT_SPAWN_KEY = int.from_bytes(b"cvtcells", "little")
 TRAINING_SEED_LIMIT = 2**32  # every training env reset seed is a uint32, below this
 
 
@@ -147,3 +153,16 @@ def observation_noise_rng(env_seed: int) -> np.random.Generator:
     of that seed alone, so every handler, worker and replay draws the same noise for it."""
     sequence = np.random.SeedSequence(int(env_seed), spawn_key=(OBS_NOISE_SPAWN_KEY,))
     return np.random.default_rng(sequence)
+
+
+def emitter_seed(optimizer_seed: int, emitter: int, restarts: int) -> int:
+    """The seed of CMA-ME emitter ``emitter``'s CMA-ES after ``restarts`` restarts."""
+    sequence = np.random.SeedSequence(
+        int(optimizer_seed), spawn_key=(EMITTER_SPAWN_KEY, emitter, restarts)
+    )
+    return int(sequence.generate_state(1)[0])
+
+
+def cvt_rng(cvt_seed: int) -> np.random.Generator:
+    """The generator of a CVT archive's k-means samples (a function of ``archive.cvt_seed``)."""
+    return np.random.default_rng(np.random.SeedSequence(int(cvt_seed), spawn_key=(CVT_SPAWN_KEY,)))

@@ -65,6 +65,12 @@ class JaxWorkerState:
                 "the JAX path records no behaviour for novelty; set novelty to null or use "
                 "another evaluation handler",
             )
+        if spec.measures:
+            raise ConfigError(
+                "optimizer.descriptors",
+                "the JAX path computes no per-episode measures (QD descriptors); use the "
+                "sequential, mp, dask or vectorized handler",
+            )
         self.template, self.spec, self.precision = template, spec, precision
         self._reset_keys = reset_keys
         with self._precision():

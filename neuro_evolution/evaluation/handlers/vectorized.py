@@ -13,10 +13,12 @@ follow :meth:`EpisodeRunner.run` to the bit (see ``docs/vectorized.md``). With
 most that many lanes, with the same results; a wave that cannot fit in memory is refused
 (:mod:`~neuro_evolution.evaluation.lane_memory`).
 
-A brain type without a batch brain (``template.supports_batch`` false), or a run that records
-behaviour for novelty, falls back to the per-individual loop of
-:class:`~neuro_evolution.evaluation.handlers.base.WorkerState` with one ``warning:`` line (printed
-once, by the process that starts the workers): same results, no speed-up.
+Per-episode observation, action and reward measures (QD descriptors) are computed per lane
+(:mod:`~neuro_evolution.evaluation.lane_measures`). A brain type without a batch brain
+(``template.supports_batch`` false), or a run that records behaviour for novelty or info or
+function measures, falls back to the per-individual loop of
+:class:`~neuro_evolution.evaluation.handlers.base.WorkerState` with one ``warning:`` line
+(printed once, by the process that starts the workers): same results, no speed-up.
 """
 
 from __future__ import annotations
@@ -37,6 +39,11 @@ from neuro_evolution.evaluation.episode import (
 )
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState, check_batch
 from neuro_evolution.evaluation.handlers.registry import register_handler
+from neuro_evolution.evaluation.lane_measures import (
+    LaneMeasures,
+    individual_measures,
+    lockstep_measures_reason,
+)
 from neuro_evolution.evaluation.lane_memory import (
     PROBE_LANES,
     check_wave_memory,
@@ -64,11 +71,13 @@ def run_lanes(
     config: EpisodeRunnerConfig,
     context: EvaluationContext = TRAINING,
     observation_size: int = 0,
+    measures: LaneMeasures | None = None,
 ) -> tuple[EpisodeOutcome, np.ndarray | None]:
     """Run every lane's episode to its end under the rules of EpisodeRunner.run (``config``):
     lane j's env copy reset with ``env_seeds[j]``, its brain row with ``rngs[j]``, an ended lane
     masked. Returns per-lane arrays and, with ``observation_size`` > 0, per-lane observation
-    totals (1 + 2D columns). Lanes are independent: any split into waves gives the same rows."""
+    totals (1 + 2D columns); ``measures`` sees every step of the lanes that took it. Lanes are
+    independent: any split into waves gives the same rows."""
     lanes = envs.num_envs
     if lanes != len(env_seeds) or lanes != len(rngs):
         raise ValueError(f"{lanes} lanes for {len(env_seeds)} seeds and {len(rngs)} generators")
@@ -89,6 +98,8 @@ def run_lanes(
         shown = observations if scaler is None else scaler.apply(observations)
         actions = brain.step(shown, None if all_active else active)
         observations, rewards, terminated, truncated = envs.step(actions, active)
+        if measures is not None:
+            measures.step(actions, observations, rewards, active)
         np.add(episode_return, rewards, out=episode_return, where=active)
         steps += active
         ended_by_env = active & (terminated | truncated)
@@ -132,10 +143,12 @@ def lockstep_results(
     stats: np.ndarray | None,
     count: int,
     config: EpisodeRunnerConfig,
+    lane_values: np.ndarray | None = None,
 ) -> list[EvaluationResult]:
     """Per-individual results from the per-lane arrays of all R * P lanes: individual i's
     episodes are lanes k*P+i, scored in episode order; its observation statistics the sum of
-    its lanes' totals in episode order (as EpisodeRunner.run adds them)."""
+    its lanes' totals in episode order (as EpisodeRunner.run adds them), and its measures (from
+    ``lane_values``, lanes x measures) their mean over its lanes in episode order."""
     runs = len(outcome.steps) // count
     lanes_of = [slice(k * count, (k + 1) * count) for k in range(runs)]  # episode k's lanes
     episodes = [EpisodeOutcome(*(field[k].copy() for field in outcome)) for k in lanes_of]
@@ -145,6 +158,7 @@ def lockstep_results(
         per_individual = np.zeros((count, stats.shape[1]))
         for k in range(runs):
             per_individual += stats[k * count : (k + 1) * count]
+    measures = None if lane_values is None else individual_measures(lane_values, count)
     return [
         EvaluationResult(
             fitness=float(score.fitness[i]),
@@ -152,6 +166,7 @@ def lockstep_results(
             terminated=int(score.terminated[i]),
             truncated=int(score.truncated[i]),
             observation_stats=None if per_individual is None else per_individual[i].copy(),
+            measures=None if measures is None else measures[i].copy(),
         )
         for i in range(count)
     ]
@@ -182,7 +197,7 @@ def fallback_reason(template: BrainTemplate, spec: RunnerSpec) -> str:
         return f"brain type {template.config.type_name()} has no batch brain"
     if spec.novelty is not None:
         return "lockstep evaluation does not record behaviour for novelty"
-    return ""
+    return lockstep_measures_reason(spec.measures)
 
 
 def warn_about_fallback(reason: str) -> None:
@@ -264,10 +279,12 @@ class VectorizedWorkerState:
         if self.spec.observation_normalization is not None and not context.validation:
             observation_size = self._observation_size
         env_seeds = lane_seeds(seeds, runs, context)
-        parts = []
+        measured = bool(self.spec.measures) and not context.validation
+        parts, lane_values = [], []
         for start, stop in waves:  # lanes are independent: the waves' rows are the batch's rows
             brain = self.template.build_batch(lane_genomes(genomes, start, stop))
             envs = self._lockstep_env(stop - start)
+            measures = LaneMeasures(self.spec.measures, stop - start) if measured else None
             parts.append(
                 run_lanes(
                     brain,
@@ -277,14 +294,18 @@ class VectorizedWorkerState:
                     config,
                     context,
                     observation_size,
+                    measures,
                 )
             )
+            if measures is not None:
+                lane_values.append(measures.values())
         if len(parts) == 1:
             outcome, stats = parts[0]
         else:
             outcome = EpisodeOutcome(*(np.concatenate(f) for f in zip(*(o for o, _ in parts))))
             stats = None if observation_size == 0 else np.concatenate([s for _, s in parts])
-        return lockstep_results(outcome, stats, count, config)
+        values = np.concatenate(lane_values) if measured else None
+        return lockstep_results(outcome, stats, count, config, values)
 
     def lane_bytes(self) -> int:
         """Estimated bytes of one lane, measured once (see :mod:`..lane_memory`)."""

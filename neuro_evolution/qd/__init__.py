@@ -1,0 +1,1 @@
+"""Quality diversity: behaviour descriptors, archives of elites, MAP_ELITES and CMA_ME."""

@@ -1,0 +1,158 @@
+"""What MAP_ELITES and CMA_ME share: the archive, the measures they ask for, metrics and state."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from neuro_evolution.hall_of_fame import HallOfFame
+from neuro_evolution.measures import MeasureConfig
+from neuro_evolution.normalization import ObservationScaler
+from neuro_evolution.optimizers.base import OptimizerState
+from neuro_evolution.optimizers.measured import Evaluations, MeasuredOptimizer
+from neuro_evolution.optimizers.rng import (
+    generator_load_state,
+    generator_to_state,
+    owned_generator,
+    state_scalar,
+)
+from neuro_evolution.optimizers.shaping import checked_fitness
+from neuro_evolution.qd.archive import Archive
+from neuro_evolution.qd.descriptors import QdConfig
+from neuro_evolution.support.seeds import GENERATOR_PURPOSE
+
+
+class QdOptimizer(MeasuredOptimizer):
+    """A quality-diversity optimizer: it keeps an :class:`Archive` of elites by descriptor.
+
+    The genome the run stands behind (``center``) is the best elite; the run validates it.
+    The archive's observation scalers are on when :meth:`keep_scalers` was called before the
+    first tell (the experiment does so when observations are normalized).
+    """
+
+    CANDIDATE_SOURCE = "best_elite"
+    NAME: str
+    config: QdConfig
+
+    def __init__(self, config: QdConfig, genome_size: int, seed: int):
+        super().__init__(config, genome_size, seed)
+        self.seed = seed
+        self.archive = Archive(config.archive, config.descriptors, genome_size)
+        self.generation = 0
+        self._random = owned_generator(seed, GENERATOR_PURPOSE)
+        self._asked: np.ndarray | None = None
+
+    def keep_scalers(self, observation_size: int) -> None:
+        """Keep each elite's observation scaler (``observation_size`` values wide)."""
+        self.archive = Archive(
+            self.config.archive,
+            self.config.descriptors,
+            self.genome_size,
+            observation_size,
+            centroids=self.archive.centroids if self.config.archive.kind == "cvt" else None,
+        )
+
+    @classmethod
+    def state_bytes(cls, config: Any, genome_size: int) -> int:
+        """The dense archive (cells x genome) plus a few batches of genomes."""
+        cells = config.archive.cells if config.archive.kind == "cvt" else 1
+        if config.archive.kind == "grid":
+            for descriptor in config.descriptors:
+                cells *= descriptor.bins
+        return 8 * cells * (genome_size + len(config.descriptors) + 8) + cls._batch_bytes(
+            config, genome_size
+        )
+
+    @classmethod
+    def _batch_bytes(cls, config: Any, genome_size: int) -> int:
+        return 0
+
+    def measure_configs(self) -> tuple[MeasureConfig, ...]:
+        """The descriptors, in order: the archive is keyed by them."""
+        return tuple(self.config.descriptors)
+
+    def ask(self) -> np.ndarray:
+        """This generation's genomes (asking again before tell repeats them)."""
+        if self._asked is None:
+            self._asked = self._sample()
+        return self._asked.copy()
+
+    def _sample(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def tell_evaluations(
+        self, fitness: np.ndarray, hall_of_fame: HallOfFame, evaluations: Evaluations
+    ) -> None:
+        """Insert the asked genomes in submission order, then let the algorithm adapt."""
+        if self._asked is None:
+            raise RuntimeError("tell() needs a preceding ask(): there are no genomes to score")
+        fitness = checked_fitness(fitness, len(self._asked))
+        measures = np.asarray(evaluations.measures, dtype=np.float64)
+        if measures.shape != (len(self._asked), len(self.config.descriptors)):
+            raise ValueError(
+                f"measures have shape {measures.shape}; expected "
+                f"({len(self._asked)}, {len(self.config.descriptors)})"
+            )
+        status, value = self.archive.add(
+            self._asked,
+            fitness,
+            measures,
+            evaluations.generation,
+            evaluations.seeds,
+            evaluations.scaler,
+        )
+        self._adapt(fitness, status, value)
+        self._asked = None
+        self.generation += 1
+
+    def _adapt(self, fitness: np.ndarray, status: np.ndarray, value: np.ndarray) -> None:
+        """What the algorithm learns from one generation's insertion results."""
+
+    def center(self) -> np.ndarray | None:
+        """The best elite's genome (None before the first tell)."""
+        cell = self.archive.best_cell()
+        return None if cell is None else self.archive.genomes[cell].copy()
+
+    def center_scaler(self) -> ObservationScaler | None:
+        """The observation scaler the best elite was evaluated with."""
+        cell = self.archive.best_cell()
+        return None if cell is None else self.archive.scaler(cell)
+
+    def log_metrics(self) -> dict[str, float]:
+        """coverage, qd_score (offset ``qd_score_offset``) and qd_best of the archive."""
+        return self.archive.metrics(self.config.qd_score_offset)
+
+    # --- state ---------------------------------------------------------------------------------
+    def state(self) -> OptimizerState:
+        """Archive, generator, generation, pending ask and the algorithm's own state."""
+        asked = self._asked
+        return {
+            "optimizer": self.NAME,
+            "generation": self.generation,
+            "has_asked": asked is not None,
+            "asked": asked.copy() if asked is not None else np.zeros((0, self.genome_size)),
+            **self.archive.state(),
+            **generator_to_state(self._random, "generator"),
+            **self._algorithm_state(),
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Continue from :meth:`state` of an optimizer with the same config and genome size."""
+        name = str(state_scalar(state, "optimizer"))
+        if name != self.NAME:
+            raise ValueError(f"optimizer state is for {name!r}, not {self.NAME}")
+        self.archive.load_state(state)
+        generator_load_state(self._random, state, "generator")
+        self.generation = int(state_scalar(state, "generation"))
+        has_asked = bool(state_scalar(state, "has_asked"))
+        asked = np.array(state["asked"], dtype=np.float64)
+        self._asked = asked if has_asked else None
+        self._load_algorithm_state(state)
+
+    def _algorithm_state(self) -> dict[str, Any]:
+        return {}
+
+    def _load_algorithm_state(self, state: Mapping[str, Any]) -> None:
+        pass

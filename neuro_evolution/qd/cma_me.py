@@ -1,0 +1,143 @@
+"""CMA_ME: CMA-ES emitters that rank their samples by how much they improve the archive.
+
+M. C. Fontaine, J. Togelius, S. Nikolaidis and A. K. Hoover, "Covariance Matrix Adaptation for
+the Rapid Illumination of Behavior Space", GECCO 2020 (arXiv:1912.02400): improvement emitters.
+pyribs' ``EvolutionStrategyEmitter(ranker="2imp", restart_rule="no_improvement")`` is the
+reference implementation. Each of ``emitters`` emitters is the project's CMA_ES (``covariance``
+full) or SEP_CMA_ES (diagonal) with ``batch_size`` samples per generation and mu = batch_size
+// 2 (pyribs' "mu" selection). One generation asks every emitter in turn and concatenates the
+batches; the archive takes them in that order. Each emitter then ranks its own samples
+two-stage: first by insertion status (new cell, improved elite, not added), then by value
+(fitness for a new cell, else fitness minus the cell's elite before it), and moves its CMA-ES
+towards the best of that ranking.
+
+Restart (pyribs' "no_improvement" rule): an emitter none of whose samples entered the archive
+starts a fresh CMA-ES (step size ``sigma``) at an elite drawn uniformly from the archive; its
+seed is ``emitter_seed(optimizer seed, emitter, restarts)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import numpy as np
+
+from neuro_evolution.config.schema import config_class, option
+from neuro_evolution.hall_of_fame import HallOfFame
+from neuro_evolution.optimizers.cma_common import CmaBase
+from neuro_evolution.optimizers.cma_es import CmaEs, CmaEsConfig
+from neuro_evolution.optimizers.registry import OPTIMIZERS
+from neuro_evolution.optimizers.rng import state_array
+from neuro_evolution.optimizers.sep_cma_es import SepCmaEs, SepCmaEsConfig
+from neuro_evolution.qd.archive import NOT_ADDED
+from neuro_evolution.qd.base import QdOptimizer
+from neuro_evolution.qd.descriptors import QdConfig
+from neuro_evolution.support.seeds import emitter_seed
+
+NAME = "CMA_ME"
+
+
+@config_class
+class CmaMeConfig(QdConfig):
+    """Options of the ``CMA_ME`` optimizer (improvement emitters)."""
+
+    emitters: int = option(5, doc="CMA-ES emitters; a generation asks each for batch_size", ge=1)
+    batch_size: int = option(30, doc="samples per emitter and generation (CMA-ES lambda)", ge=2)
+    sigma: float = option(1.0, doc="initial (and restart) step size of each emitter", gt=0)
+    initial_centroid: float = option(0.0, doc="initial mean of every gene")
+    covariance: Literal["full", "diagonal"] = option(
+        "full", doc="full: CMA_ES emitters (O(n^2)); diagonal: SEP_CMA_ES emitters (O(n))"
+    )
+
+
+def improvement_order(status: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Indices best first: status descending (new, improved, not added), then value
+    descending; ties keep submission order."""
+    return np.lexsort((-value, -status))
+
+
+@OPTIMIZERS.register(NAME, config=CmaMeConfig)
+class CmaMe(QdOptimizer):
+    """CMA-ME with improvement emitters; every ask returns ``emitters * batch_size`` genomes."""
+
+    NAME = NAME
+    config: CmaMeConfig
+
+    def __init__(self, config: CmaMeConfig, genome_size: int, seed: int):
+        super().__init__(config, genome_size, seed)
+        self.restarts = np.zeros(config.emitters, dtype=np.int64)
+        start = np.full(genome_size, config.initial_centroid, dtype=np.float64)
+        self.emitters: list[CmaBase] = [self._new_emitter(e, start) for e in range(config.emitters)]
+
+    @classmethod
+    def _batch_bytes(cls, config: Any, genome_size: int) -> int:
+        per_emitter = 8 * genome_size * (5 * config.batch_size + 8)
+        if config.covariance == "full":
+            per_emitter += 5 * 8 * genome_size**2
+        return config.emitters * per_emitter
+
+    def _new_emitter(self, emitter: int, mean: np.ndarray) -> CmaBase:
+        """A fresh CMA-ES for ``emitter`` (seed from its restart count) centred on ``mean``."""
+        config = self.config
+        seed = emitter_seed(self.seed, emitter, int(self.restarts[emitter]))
+        cma: CmaBase
+        if config.covariance == "full":
+            cma = CmaEs(
+                CmaEsConfig(population_size=config.batch_size, sigma=config.sigma),
+                self.genome_size,
+                seed,
+            )
+        else:
+            cma = SepCmaEs(
+                SepCmaEsConfig(population_size=config.batch_size, sigma=config.sigma),
+                self.genome_size,
+                seed,
+            )
+        cma.mean = np.array(mean, dtype=np.float64)
+        return cma
+
+    def _sample(self) -> np.ndarray:
+        return np.concatenate([emitter.ask() for emitter in self.emitters])
+
+    def _adapt(self, fitness: np.ndarray, status: np.ndarray, value: np.ndarray) -> None:
+        batch, unused = self.config.batch_size, HallOfFame(1, self.genome_size)
+        for e, emitter in enumerate(self.emitters):
+            rows = slice(e * batch, (e + 1) * batch)
+            order = improvement_order(status[rows], value[rows])
+            ranked = np.empty(batch)
+            ranked[order] = -np.arange(batch, dtype=np.float64)  # best first for CMA-ES
+            emitter.tell(ranked, unused)
+            stalled = bool(np.all(status[rows] == NOT_ADDED))
+            if stalled or not np.all(np.isfinite(emitter.mean)):
+                self._restart(e)
+
+    def _restart(self, emitter: int) -> None:
+        """A fresh CMA-ES at a uniformly drawn elite (the start mean while the archive is empty)."""
+        cells = self.archive.elite_cells()
+        if len(cells):
+            mean = self.archive.genomes[cells[self._random.integers(len(cells))]]
+        else:
+            mean = np.full(self.genome_size, self.config.initial_centroid)
+        self.restarts[emitter] += 1
+        self.emitters[emitter] = self._new_emitter(emitter, mean)
+
+    def _algorithm_state(self) -> dict[str, Any]:
+        state: dict[str, Any] = {"restarts": self.restarts.copy()}
+        for e, emitter in enumerate(self.emitters):
+            state.update({f"emitter{e}_{k}": v for k, v in emitter.state().items()})
+        return state
+
+    def _load_algorithm_state(self, state: Mapping[str, Any]) -> None:
+        count = self.config.emitters
+        self.restarts = state_array(state, "restarts", np.int64, (count,))
+        start = np.full(self.genome_size, self.config.initial_centroid)
+        emitters = []
+        for e in range(count):
+            prefix = f"emitter{e}_"
+            emitter = self._new_emitter(e, start)
+            emitter.load_state(
+                {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
+            )
+            emitters.append(emitter)
+        self.emitters = emitters
