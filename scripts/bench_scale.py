@@ -17,9 +17,10 @@ of:
   P x steps x step-ms / w, which counts the sleep overshoot and the episodes' CPU as overhead);
 - ``main``: the main process's work between generations (ask, tell, hall of fame, log, plot,
   checkpoint), measured directly as gen minus the time inside ``batch_evaluate``;
-- ``fixed``: the whole generation with zero sleep (same run, ``step_seconds=0``): the fixed cost
-  of a generation (scheduling and gathering the chunks, main-process work, the CPU of the
-  episodes themselves), which no number of workers removes.
+- ``fixed``: the whole generation with zero sleep (same run, ``step_seconds=0``): scheduling and
+  gathering the chunks, the main-process work and the episodes' own CPU (brain and env, measured
+  alone in this process and printed in the header); ``overhead`` is ``fixed`` less that CPU
+  spread over min(w, cores) cores: the per-generation cost of the handler itself.
 
 Then a fit of gen(w) = F + W / w over the measured counts separates the fixed cost F from the
 work W, and the line "90% needs >= 9 F of work per worker" says where scaling stops on a real
@@ -148,19 +149,21 @@ def fit(workers: list[int], seconds: list[float]) -> tuple[float, float]:
 
 
 def run_handler(
-    name: str, counts: list[int], args: argparse.Namespace, per_step: float
+    name: str, counts: list[int], args: argparse.Namespace, per_step: float, cpu_step: float
 ) -> list[str]:
     """The table of one handler, one row per worker count, and its fit; returns the lines."""
     step_seconds = args.step_ms / 1000
     work = args.population * args.steps * per_step
     nominal = args.population * args.steps * step_seconds  # the sleeps alone
+    cpu = args.population * args.steps * cpu_step  # the episodes' own CPU, spread over the cores
     lines = [
         f"{name}: workers  gen [s]  ideal [s]   eff  (mean) (nominal)  main [ms]  fixed [s]  "
-        "(zero-sleep main [ms])"
+        "(zero-sleep main [ms], overhead [s])"
     ]
     print(lines[0], flush=True)
     measured = []
     for workers in counts:
+        cores = min(workers, len(os.sched_getaffinity(0)))
         timing = time_generations(
             config(name, workers, args.population, args.steps, step_seconds), args.gens
         )
@@ -172,7 +175,7 @@ def run_handler(
             f"{ideal / timing.generation:4.0%}  ({ideal / timing.mean:4.0%})  "
             f"({nominal / workers / timing.generation:4.0%})    "
             f"{1000 * timing.main:9.1f}  "
-            f"{zero.generation:9.3f}  ({1000 * zero.main:.1f})"
+            f"{zero.generation:9.3f}  ({1000 * zero.main:.1f}, {zero.generation - cpu / cores:.3f})"
         )
         print(line, flush=True)
         lines.append(line)
@@ -208,16 +211,19 @@ def main() -> None:
     if args.quick:
         args.mp, args.dask, args.gens = "8,32", "8", 3
     per_step = step_seconds_here(args.steps, args.step_ms / 1000)
+    cpu_step = step_seconds_here(args.steps, 0.0, episodes=128)
     print(
         f"machine: {os.cpu_count()} cores (nproc {len(os.sched_getaffinity(0))}); population "
         f"{args.population}, {args.steps}-step episodes, {args.step_ms:g} ms sleep per step "
         f"({1000 * per_step:.3f} ms measured per step here); medians of {args.gens} generations; "
-        f"load average {os.getloadavg()[0]:.1f}",
+        f"load average {os.getloadavg()[0]:.1f}; the episodes' own CPU "
+        f"{1e6 * cpu_step:.0f} us per step, {args.population * args.steps * cpu_step:.3f} s per "
+        "generation",
         flush=True,
     )
     for name, counts in (("mp", counts_of(args.mp)), ("dask", counts_of(args.dask))):
         if counts:
-            run_handler(name, counts, args, per_step)
+            run_handler(name, counts, args, per_step, cpu_step)
     print(f"load average at the end {os.getloadavg()[0]:.1f} (other work on the machine skews all)")
 
 
