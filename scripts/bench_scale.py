@@ -151,17 +151,18 @@ def fit(workers: list[int], seconds: list[float]) -> tuple[float, float]:
 def run_handler(
     name: str, counts: list[int], args: argparse.Namespace, per_step: float, cpu_step: float
 ) -> list[str]:
-    """The table of one handler, one row per worker count, and its fit; returns the lines."""
+    """Print the table of one handler, one row per worker count, and its fit; return the rows of
+    the closing markdown table."""
     step_seconds = args.step_ms / 1000
     work = args.population * args.steps * per_step
     nominal = args.population * args.steps * step_seconds  # the sleeps alone
     cpu = args.population * args.steps * cpu_step  # the episodes' own CPU, spread over the cores
-    lines = [
+    print(
         f"{name}: workers  gen [s]  ideal [s]   eff  (mean) (nominal)  main [ms]  fixed [s]  "
-        "(zero-sleep main [ms], overhead [s])"
-    ]
-    print(lines[0], flush=True)
-    measured = []
+        "(zero-sleep main [ms], overhead [s])",
+        flush=True,
+    )
+    measured, rows = [], []
     for workers in counts:
         cores = min(workers, len(os.sched_getaffinity(0)))
         timing = time_generations(
@@ -178,7 +179,11 @@ def run_handler(
             f"{zero.generation:9.3f}  ({1000 * zero.main:.1f}, {zero.generation - cpu / cores:.3f})"
         )
         print(line, flush=True)
-        lines.append(line)
+        rows.append(
+            f"| {name} | {workers} | {timing.generation:.3f} | {ideal / timing.generation:.0%} | "
+            f"{nominal / workers / timing.generation:.0%} | {1000 * timing.main:.0f} | "
+            f"{zero.generation - cpu / cores:.3f} |"
+        )
     if len(counts) >= 2:
         fixed, fitted = fit(counts, measured)
         line = (
@@ -186,8 +191,7 @@ def run_handler(
             f" 90% needs >= {9 * max(fixed, 0.0):.2f} s of work per worker per generation"
         )
         print(line, flush=True)
-        lines.append(line)
-    return lines
+    return rows
 
 
 def counts_of(text: str) -> list[int]:
@@ -221,10 +225,21 @@ def main() -> None:
         "generation",
         flush=True,
     )
+    rows = []
     for name, counts in (("mp", counts_of(args.mp)), ("dask", counts_of(args.dask))):
         if counts:
-            run_handler(name, counts, args, per_step, cpu_step)
-    print(f"load average at the end {os.getloadavg()[0]:.1f} (other work on the machine skews all)")
+            rows += run_handler(name, counts, args, per_step, cpu_step)
+    print(
+        f"\n{len(os.sched_getaffinity(0))} cores, population {args.population}, {args.steps} steps "
+        f"of {args.step_ms:g} ms, medians of {args.gens} generations:\n\n"
+        "| handler | workers | generation [s] | efficiency | vs the sleeps alone "
+        "| main process [ms] | handler overhead [s] |\n"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+    )
+    print("\n".join(rows))
+    print(
+        f"\nload average at the end {os.getloadavg()[0]:.1f} (other work on the machine skews all)"
+    )
 
 
 if __name__ == "__main__":
