@@ -43,6 +43,7 @@ class SecureCluster(NamedTuple):
     """A TLS cluster, its files, and certificates of another CA it does not trust."""
 
     address: str
+    scheduler_file: Path
     files: TlsFiles
     rogue: TlsFiles
 
@@ -55,7 +56,7 @@ def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureCluster]:
     rogue = make_tls_files(directory / "rogue", name="rogue")
     with external_dask_cluster(directory, workers=2, tls=files) as cluster:
         assert cluster.address.startswith("tls://")
-        yield SecureCluster(cluster.address, files, rogue)
+        yield SecureCluster(cluster.address, cluster.scheduler_file, files, rogue)
 
 
 def train(
@@ -141,6 +142,10 @@ def client_files(secure: SecureCluster, case: str, tmp_path: Path) -> dict[str, 
             "files": (rogue.ca, *files.client),
             "words": ["distributed.comm.tls.ca-file", "is not signed by the CA"],
         },
+        "file that is no certificate": {
+            "files": (files.ca, files.ca.parent / "leaf.ext", files.client[1]),
+            "words": ["distributed.comm.tls.client.cert", "cannot load", "leaf.ext"],
+        },
     }
     return cases[case]
 
@@ -152,6 +157,7 @@ def client_files(secure: SecureCluster, case: str, tmp_path: Path) -> dict[str, 
         "certificate of another CA",
         "nonexistent certificate file",
         "CA that did not sign the scheduler",
+        "file that is no certificate",
     ],
 )
 def test_a_missing_or_wrong_client_certificate_is_one_line_naming_the_setting(
@@ -186,3 +192,26 @@ def test_tls_to_a_plain_scheduler_says_to_use_tcp(secure: SecureCluster, tmp_pat
             ["--scheduler", secured], tmp_path, client_tls_environment(files.ca, *files.client)
         )
     assert "speaks plain TCP" in line and cluster.address in line, line
+
+
+def test_a_scheduler_file_of_a_tls_scheduler_gets_the_same_checks(
+    secure: SecureCluster, tmp_path: Path
+) -> None:
+    """The address inside a scheduler file is checked like one given directly."""
+    line = refused(
+        ["--scheduler", str(secure.scheduler_file)],
+        tmp_path,
+        client_tls_environment(None, None, None),
+    )
+    assert "needs the client's TLS files" in line and secure.address in line, line
+
+
+def test_tcp_with_encryption_required_says_to_use_tls(
+    secure: SecureCluster, tmp_path: Path
+) -> None:
+    """Dask's require-encryption set and a tcp:// address: one line naming that setting."""
+    environment = client_tls_environment(secure.files.ca, *secure.files.client)
+    environment["DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION"] = "True"
+    plain = secure.address.replace("tls://", "tcp://")
+    line = refused(["--scheduler", plain], tmp_path, environment)
+    assert "DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION" in line and "use tls://" in line, line
