@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import dask.config
 import numpy as np
 import pytest
 from helpers import (
@@ -29,13 +30,11 @@ from helpers import (
     without_time,
 )
 
+from neuro_evolution.evaluation.handlers.dask_security import check_scheduler
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.support.atomic import load_npz
+from neuro_evolution.support.errors import HandlerStartError
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command"),
-]
 FAST_SECONDS = 20.0  # a refusal takes a few seconds at most, never the client's 30-60 s waits
 
 
@@ -51,6 +50,8 @@ class SecureCluster(NamedTuple):
 @pytest.fixture(scope="module")
 def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureCluster]:
     """One TLS scheduler with two TLS workers for the module."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command")
     directory = tmp_path_factory.mktemp("tls")
     files = make_tls_files(directory / "certs")
     rogue = make_tls_files(directory / "rogue", name="rogue")
@@ -82,6 +83,7 @@ def write_config(directory: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_run_on_a_mutual_tls_cluster_is_identical_to_sequential(
     secure: SecureCluster, tmp_path: Path
 ) -> None:
@@ -160,6 +162,7 @@ def client_files(secure: SecureCluster, case: str, tmp_path: Path) -> dict[str, 
         "file that is no certificate",
     ],
 )
+@pytest.mark.slow
 def test_a_missing_or_wrong_client_certificate_is_one_line_naming_the_setting(
     secure: SecureCluster, tmp_path: Path, case: str
 ) -> None:
@@ -172,6 +175,7 @@ def test_a_missing_or_wrong_client_certificate_is_one_line_naming_the_setting(
         assert word in line, line
 
 
+@pytest.mark.slow
 def test_tcp_to_a_tls_only_scheduler_says_to_use_tls(secure: SecureCluster, tmp_path: Path) -> None:
     """A tcp:// address where the scheduler speaks only TLS: one line saying so."""
     plain = secure.address.replace("tls://", "tcp://")
@@ -182,6 +186,7 @@ def test_tcp_to_a_tls_only_scheduler_says_to_use_tls(secure: SecureCluster, tmp_
     assert "speaks only TLS" in line and secure.address in line, line
 
 
+@pytest.mark.slow
 def test_tls_to_a_plain_scheduler_says_to_use_tcp(secure: SecureCluster, tmp_path: Path) -> None:
     """A tls:// address where the scheduler speaks plain TCP: one line saying so."""
     (tmp_path / "plain").mkdir()
@@ -194,6 +199,7 @@ def test_tls_to_a_plain_scheduler_says_to_use_tcp(secure: SecureCluster, tmp_pat
     assert "speaks plain TCP" in line and cluster.address in line, line
 
 
+@pytest.mark.slow
 def test_a_scheduler_file_of_a_tls_scheduler_gets_the_same_checks(
     secure: SecureCluster, tmp_path: Path
 ) -> None:
@@ -206,6 +212,7 @@ def test_a_scheduler_file_of_a_tls_scheduler_gets_the_same_checks(
     assert "needs the client's TLS files" in line and secure.address in line, line
 
 
+@pytest.mark.slow
 def test_tcp_with_encryption_required_says_to_use_tls(
     secure: SecureCluster, tmp_path: Path
 ) -> None:
@@ -215,3 +222,25 @@ def test_tcp_with_encryption_required_says_to_use_tls(
     plain = secure.address.replace("tls://", "tcp://")
     line = refused(["--scheduler", plain], tmp_path, environment)
     assert "DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION" in line and "use tls://" in line, line
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({}, ["CA_FILE", "CLIENT__CERT", "CLIENT__KEY"]),
+        ({"client.cert": "/c.pem", "client.key": "/c.key"}, ["CA_FILE"]),
+        ({"ca-file": "/ca.pem"}, ["CLIENT__CERT", "CLIENT__KEY"]),
+        ({"ca-file": "/ca.pem", "client.key": "/c.key"}, ["CLIENT__CERT"]),
+    ],
+)
+def test_a_tls_address_without_client_files_names_exactly_the_missing_settings(
+    settings: dict[str, str], named: list[str]
+) -> None:
+    """Each unset setting is named (with its environment variable), and no set one."""
+    config = {f"distributed.comm.tls.{key}": value for key, value in settings.items()}
+    with dask.config.set(config), pytest.raises(HandlerStartError) as caught:
+        check_scheduler("tls://127.0.0.1:1")
+    line = str(caught.value)
+    mentioned = [name for name in ("CA_FILE", "CLIENT__CERT", "CLIENT__KEY") if name in line]
+    assert mentioned == named, line
+    assert "\n" not in line

@@ -58,6 +58,11 @@ def scheduler_address(scheduler: str) -> str | None:
     return None
 
 
+def words(items: list[str]) -> str:
+    """``["a", "b", "c"]`` -> ``"a, b and c"``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def check_scheduler(scheduler: str) -> None:
     """HandlerStartError (one line) when the client cannot talk to ``scheduler``'s scheme."""
     address = scheduler_address(scheduler)
@@ -115,11 +120,12 @@ def check_tls(address: str, location: str) -> None:
     ca_file, cert, key = (dask.config.get(k, None) for k in (CA_FILE, CLIENT_CERT, CLIENT_KEY))
     missing = [k for k, v in ((CA_FILE, ca_file), (CLIENT_CERT, cert)) if not v]
     if missing:
-        listed = [env_var(k) for k in (CA_FILE, CLIENT_CERT, CLIENT_KEY) if k in missing or not key]
+        if CLIENT_CERT in missing and not key:
+            missing.append(CLIENT_KEY)  # with the certificate, unless its file holds the key
         raise HandlerStartError(
             f"{option_path('scheduler')}: {address} needs the client's TLS files in Dask's "
-            f"configuration: set {', '.join(listed[:-1])} and {listed[-1]} "
-            f"({', '.join(missing)}; {DOCS})"
+            f"configuration: set {words([env_var(k) for k in missing])} "
+            f"({words(missing)}; {DOCS})"
         )
     for key_name, value in ((CA_FILE, ca_file), (CLIENT_CERT, cert), (CLIENT_KEY, key)):
         if value and "\n" not in str(value):  # Dask also takes the PEM text itself
