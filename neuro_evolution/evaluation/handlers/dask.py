@@ -349,6 +349,7 @@ class DaskHandler(EvaluationHandler):
         if client is not None:
             if cluster is None:  # an external cluster outlives us: free the envs on its workers
                 self._unregister_plugin(client)
+            dask_recovery.WorkerLosses.stop(client)
             if dask_recovery.scheduler_lost(client):
                 dask_recovery.close_quickly(client)
             else:
