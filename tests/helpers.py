@@ -9,6 +9,7 @@ import copy
 import importlib
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import time
@@ -19,7 +20,7 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 import pytest
-from distributed import Client
+from distributed import Client, Security
 from fault_injection import command
 
 from neuro_evolution import train
@@ -282,6 +283,62 @@ def sequential_results(setup: Setup) -> list[tuple]:
         return as_tuples(sequential.batch_evaluate(setup.genomes, setup.seeds))
 
 
+LEAF_EXTENSIONS = """basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth, clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+"""  # what docs/cluster.md has the user write into leaf.ext
+
+
+class TlsFiles(NamedTuple):
+    """A CA and the scheduler's, worker's and client's certificate + key (PEM files)."""
+
+    ca: Path
+    scheduler: tuple[Path, Path]
+    worker: tuple[Path, Path]
+    client: tuple[Path, Path]
+
+
+def openssl(*args: str | Path, cwd: Path) -> None:
+    """Run ``openssl ARGS`` in ``cwd`` (its output only when it fails)."""
+    subprocess.run(["openssl", *map(str, args)], cwd=cwd, check=True, capture_output=True)
+
+
+def make_tls_files(directory: Path, name: str = "ca") -> TlsFiles:
+    """A new CA ``name`` and certificates it signs, made by the openssl commands of
+    docs/cluster.md into ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca_key, ca = directory / f"{name}.key", directory / f"{name}.pem"
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca,
+            "-days", "2", "-subj", f"/CN={name}", "-addext", "basicConstraints=critical,CA:TRUE",
+            "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=directory)  # fmt: skip
+    (directory / "leaf.ext").write_text(LEAF_EXTENSIONS)
+    pairs = []
+    for role in ("scheduler", "worker", "client"):
+        key, cert = directory / f"{name}-{role}.key", directory / f"{name}-{role}.pem"
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out",
+                directory / f"{role}.csr", "-subj", f"/CN={role}", cwd=directory)  # fmt: skip
+        openssl("x509", "-req", "-in", directory / f"{role}.csr", "-CA", ca, "-CAkey", ca_key,
+                "-CAcreateserial", "-out", cert, "-days", "2", "-extfile", "leaf.ext",
+                cwd=directory)  # fmt: skip
+        pairs.append((cert, key))
+    return TlsFiles(ca, *pairs)
+
+
+def client_tls_environment(ca: Path | None, cert: Path | None, key: Path | None) -> dict[str, str]:
+    """This environment with Dask's client TLS settings set to the given files (None: unset)."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("DASK_")}
+    for variable, value in (
+        ("DASK_DISTRIBUTED__COMM__TLS__CA_FILE", ca),
+        ("DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT", cert),
+        ("DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY", key),
+    ):
+        if value is not None:
+            environment[variable] = str(value)
+    return environment
+
+
 class ExternalCluster(NamedTuple):
     """A running `dask scheduler` and its `dask worker` processes (each with a nanny)."""
 
@@ -292,16 +349,23 @@ class ExternalCluster(NamedTuple):
 
 @contextlib.contextmanager
 def external_dask_cluster(
-    tmp_path: Path, workers: int = 2, port: int = 0
+    tmp_path: Path, workers: int = 2, port: int = 0, tls: TlsFiles | None = None
 ) -> Iterator[ExternalCluster]:
     """Start `dask scheduler` (on ``port``; 0: a free one) and ``workers`` `dask worker`s on
-    127.0.0.1; kill them afterwards."""
+    127.0.0.1, speaking mutual TLS when ``tls`` is given; kill them afterwards."""
     scheduler_file = tmp_path / "scheduler.json"
     logs = (tmp_path / "dask.log").open("w")
     common = {"stdout": logs, "stderr": subprocess.STDOUT, "cwd": tmp_path}
+
+    def tls_options(pair: tuple[Path, Path]) -> list[str]:
+        if tls is None:
+            return []
+        return ["--tls-ca-file", str(tls.ca), "--tls-cert", str(pair[0]), "--tls-key", str(pair[1])]
+
+    protocol = [] if tls is None else ["--protocol", "tls", *tls_options(tls.scheduler)]
     processes = [
         subprocess.Popen(
-            [*DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port)]
+            [*DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port), *protocol]
             + ["--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(scheduler_file)],
             **common,
         )
@@ -318,12 +382,18 @@ def external_dask_cluster(
                 subprocess.Popen(
                     [*DASK, "worker", address, "--nthreads", "1", "--nworkers", "1"]
                     + ["--host", "127.0.0.1", "--no-dashboard", "--name", f"ext-{index}"]
-                    + ["--local-directory", str(tmp_path)],
+                    + ["--local-directory", str(tmp_path)]
+                    + ([] if tls is None else tls_options(tls.worker)),
                     **common,
                 )
             )
-        with Client(address, set_as_default=False, timeout="30s") as client:
-            client.wait_for_workers(workers, timeout=90)
+        security = None if tls is None else Security(
+            tls_ca_file=str(tls.ca), tls_client_cert=str(tls.client[0]),
+            tls_client_key=str(tls.client[1]), require_encryption=True,
+        )  # fmt: skip
+        if workers:
+            with Client(address, set_as_default=False, timeout="30s", security=security) as client:
+                client.wait_for_workers(workers, timeout=90)
         yield ExternalCluster(address, scheduler_file, processes)
     finally:
         for process in reversed(processes):

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -14,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from distributed import Client
-from helpers import ExternalCluster, alive, external_dask_cluster, make_setup
+from helpers import ExternalCluster, alive, external_dask_cluster, make_setup, small_config
 
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.handlers.base import WorkerState
@@ -56,6 +59,23 @@ def test_local_cluster_describes_its_dashboard_and_closes_its_workers() -> None:
     while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(alive(pid) for pid in pids)
+
+
+def test_a_local_cluster_run_writes_nothing_on_stderr(tmp_path: Path) -> None:
+    """`train --handler dask` on a LocalCluster ends without log noise: closing the client
+    unsubscribes its event topic first, so the in-process scheduler does not log a CRITICAL
+    traceback while telling the closed client that it left."""
+    config = tmp_path / "small.json"
+    config.write_text(json.dumps(small_config()))
+    done = subprocess.run(
+        [sys.executable, "-m", "neuro_evolution.train", str(config), "--handler", "dask"]
+        + ["--workers", "2", "--quiet", "--out", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
 
 
 def test_plugin_is_set_up_on_every_worker_and_removed_on_close(external: ExternalCluster) -> None:

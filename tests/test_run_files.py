@@ -208,3 +208,49 @@ def test_the_hall_of_fame_file_equals_the_hall_of_fame_after_every_generation(tm
     finally:
         experiment.close()
     assert unchanged  # some generation changed nothing (and was not written)
+
+
+def test_the_plot_is_drawn_in_the_background_as_a_direct_drawing_would_draw_it(tmp_path):
+    """A due plot does not hold up the generation: ``write_generation`` returns while the drawing
+    runs (here held back by the drawing lock), and the file equals a direct drawing's."""
+    from neuro_evolution.config.tree import parse_config
+    from neuro_evolution.run import plots
+    from neuro_evolution.run.experiment import Experiment
+
+    experiment = Experiment(parse_config(small_config(number_generations=10)))
+    experiment.start()
+    experiment.attach_run_directory(tmp_path / "run")
+    directory = experiment.run_directory
+    directory.plot_every = 0.0
+    plot = tmp_path / "run" / "fitness.png"
+    try:
+        with plots._DRAWING:
+            experiment.step()
+            assert directory._background.busy and not plot.exists()
+        directory._background.wait()
+        rows = [row.to_dict() for row in experiment.log]
+        plots.plot_fitness(tmp_path / "direct.png", rows, directory.title)
+        assert plot.read_bytes() == (tmp_path / "direct.png").read_bytes()
+    finally:
+        experiment.close()
+
+
+def test_a_background_drawing_that_fails_fails_the_next_generation(tmp_path):
+    """A plot that cannot be written raises its error in the main thread (the next generation's
+    write), as a drawing in the main thread did."""
+    from neuro_evolution.config.tree import parse_config
+    from neuro_evolution.run.experiment import Experiment
+
+    experiment = Experiment(parse_config(small_config(number_generations=10)))
+    experiment.start()
+    experiment.attach_run_directory(tmp_path / "run")
+    experiment.run_directory.plot_every = 0.0
+    (tmp_path / "run" / "fitness.png").mkdir()  # os.replace onto a directory fails
+    try:
+        experiment.step()
+        experiment.run_directory._background._thread.join()
+        with pytest.raises(OSError):
+            experiment.step()
+    finally:
+        (tmp_path / "run" / "fitness.png").rmdir()
+        experiment.close()

@@ -5,10 +5,14 @@
   (100,000 steps from the standard start; mean 1.0 = solved);
 - ``neuro_evolution/DoublePoleNonMarkov-v0``: only x, theta_1, theta_2 observed, Gruau et al.'s
   damping fitness over 1000 steps; validation is the 625-state generalization test (with 625
-  validation episodes, mean >= 0.32, i.e. 200 of 625 balanced = solved).
+  validation episodes, mean >= 0.32, i.e. 200 of 625 balanced = solved);
+- ``neuro_evolution/Latency-v0``: fixed-length episodes whose steps sleep ``step_seconds``
+  (default 2.5 ms) without using the CPU, a stand-in for a heavy simulator on its own core, for
+  measuring how the handlers scale (``scripts/bench_scale.py``).
 
 Name them in a config as ``neuro_evolution.envs:neuro_evolution/DoublePole-v0`` (see
-``docs/environments.md``). Both have a native numpy vector env for the vectorized handler.
+``docs/environments.md``). The double-pole envs have a native numpy vector env for the
+vectorized handler.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import gymnasium as gym
 
 ENTRY_POINT = "neuro_evolution.envs.double_pole:DoublePoleEnv"
 VECTOR_ENTRY_POINT = "neuro_evolution.envs.double_pole_vector:DoublePoleVectorEnv"
+LATENCY_ID = "neuro_evolution/Latency-v0"
+LATENCY_ENTRY_POINT = "neuro_evolution.envs.latency:LatencyEnv"
 ENV_KWARGS = {
     "neuro_evolution/DoublePole-v0": {
         "markov": True,
@@ -43,6 +49,8 @@ def register() -> None:
                 vector_entry_point=VECTOR_ENTRY_POINT,
                 kwargs=kwargs,
             )
+    if LATENCY_ID not in gym.registry:
+        gym.register(id=LATENCY_ID, entry_point=LATENCY_ENTRY_POINT)
 
 
 register()

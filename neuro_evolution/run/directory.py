@@ -31,7 +31,7 @@ import numpy as np
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.normalization import ObservationScaler, scaler_arrays, scaler_from_arrays
-from neuro_evolution.run.plots import plot_fitness
+from neuro_evolution.run.plots import BackgroundPlot, plot_fitness
 from neuro_evolution.run.validation import ValidationScore
 from neuro_evolution.support.atomic import (
     atomic_savez,
@@ -209,7 +209,8 @@ def load_hall_of_fame(path: str | Path) -> tuple[HallOfFame, BrainTemplate]:
 class RunDirectory:
     """Writes a run's results as it goes; the plot is refreshed at most every ``plot_every`` s,
     the first time after ``plot_every`` s (a plot of the first generation is not worth its
-    drawing time), and at the end (:meth:`finish`)."""
+    drawing time), in a background thread while the next generation runs, and at the end
+    (:meth:`finish`)."""
 
     def __init__(self, path: Path, title: str, plot_every: float = 5.0):
         self.path = Path(path)
@@ -218,6 +219,7 @@ class RunDirectory:
         self.plot_every = plot_every
         self._last_plot = time.monotonic()  # the first drawing waits plot_every s (or the end)
         self._plotted_rows = 0
+        self._background = BackgroundPlot(self.path / PLOT_FILE, title)
         self._hall_of_fame_written: tuple[HallOfFame, int] | None = None  # (it, changes) on disk
         # more files an optimizer writes: writer(plot) after each generation, plot=True when the
         # pictures are due (with fitness.png) and at the end
@@ -243,14 +245,19 @@ class RunDirectory:
             self._hall_of_fame_written = (hall_of_fame, hall_of_fame.changes)
         if candidate is not None:
             save_candidate(self.path / CANDIDATE_FILE, candidate, template)
-        due = time.monotonic() - self._last_plot >= self.plot_every
+        self._background.check()
+        # due, and no drawing still running (else the next generation draws)
+        due = time.monotonic() - self._last_plot >= self.plot_every and not self._background.busy
         for writer in self.writers:
             writer(due)
         if due:
-            self.plot(log)
+            self._background.start([row.to_dict() for row in log])
+            self._last_plot = time.monotonic()
+            self._plotted_rows = len(log)
 
     def plot(self, log: list[LogRow]) -> None:
-        """Draw ``fitness.png`` now."""
+        """Draw ``fitness.png`` now (after a background drawing still running)."""
+        self._background.wait()
         plot_fitness(self.path / PLOT_FILE, [row.to_dict() for row in log], self.title)
         self._last_plot = time.monotonic()
         self._plotted_rows = len(log)
@@ -258,6 +265,7 @@ class RunDirectory:
     def finish(self, log: list[LogRow]) -> None:
         """Draw the plot if generations were logged since the last drawing: the end of a run
         (``Experiment.close``), or a run that stopped or failed (its last completed generation)."""
+        self._background.wait()
         if len(log) > self._plotted_rows:
             for writer in self.writers:
                 writer(True)

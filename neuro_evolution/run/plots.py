@@ -2,13 +2,17 @@
 ``replay --brain-state``'s picture of one episode (observations, brain state, actions, rewards).
 
 Drawn on matplotlib's headless Agg canvas; matplotlib is imported when a plot is drawn, not when
-the module loads, so workers never pay for it.
+the module loads, so workers never pay for it. During a run ``fitness.png`` is drawn in a
+background thread (:class:`BackgroundPlot`), overlapping the next generation's evaluation: a
+drawing takes a few hundred milliseconds of the main process, which would otherwise stall every
+worker of a fast generation.
 """
 
 from __future__ import annotations
 
 import io
 import math
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +70,57 @@ def save_png(path: str | Path, figure: Figure) -> None:
 def plot_fitness(path: str | Path, log: list[dict[str, Any]], title: str) -> None:
     """Draw ``fitness.png`` from the log."""
     save_png(path, fitness_figure(log, title))
+
+
+_DRAWING = threading.Lock()  # one fitness drawing at a time per process (a sweep has many runs)
+
+
+class BackgroundPlot:
+    """Draws ``fitness.png`` of a snapshot of the log in a daemon thread, one drawing at a time.
+
+    The error of a failed drawing is raised by the next :meth:`check` or :meth:`wait`, so a plot
+    that cannot be written still fails the run, one generation later.
+    """
+
+    def __init__(self, path: str | Path, title: str) -> None:
+        self.path = Path(path)
+        self.title = title
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    @property
+    def busy(self) -> bool:
+        """Whether a drawing is running."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self, rows: list[dict[str, Any]]) -> None:
+        """Start drawing ``rows`` (plain dicts the caller no longer changes)."""
+        self.wait()
+        self._thread = threading.Thread(
+            target=self._draw, args=(rows,), name="fitness-plot", daemon=True
+        )
+        self._thread.start()
+
+    def _draw(self, rows: list[dict[str, Any]]) -> None:
+        try:
+            with _DRAWING:
+                plot_fitness(self.path, rows, self.title)
+        except BaseException as error:  # raised in the main thread by check() / wait()
+            self._error = error
+
+    def check(self) -> None:
+        """Raise the error of a drawing that has finished and failed."""
+        if self._thread is not None and not self._thread.is_alive():
+            self.wait()
+
+    def wait(self) -> None:
+        """Wait for the running drawing; raise its error if it failed."""
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join()
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
 
 
 def brain_state_figure(arrays: dict[str, np.ndarray], title: str) -> Figure:

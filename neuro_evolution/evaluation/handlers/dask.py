@@ -2,8 +2,10 @@
 
 Without a scheduler address the handler starts a ``LocalCluster`` of ``workers`` single-threaded
 worker processes on 127.0.0.1; with ``scheduler="tcp://HOST:PORT"`` (or the path of a scheduler
-file) it connects to a running cluster. Template and RunnerSpec travel once per run inside an
-:class:`EvaluationPlugin`, which every worker -- also one that joins or restarts later -- sets up
+file) it connects to a running cluster; a ``tls://`` one takes the client's certificates from
+Dask's configuration, checked first by :mod:`~neuro_evolution.evaluation.handlers.dask_security`.
+Template and RunnerSpec travel once per run inside an :class:`EvaluationPlugin`, which every
+worker -- also one that joins or restarts later -- sets up
 with its own env and brain; tasks carry only genome chunks and seeds.
 
 A worker that dies mid-generation is handled by Dask: its tasks are rescheduled on the other
@@ -40,7 +42,7 @@ from neuro_evolution.evaluation.episode import (
     EvaluationResult,
     RunnerSpec,
 )
-from neuro_evolution.evaluation.handlers import dask_recovery
+from neuro_evolution.evaluation.handlers import dask_recovery, dask_security
 from neuro_evolution.evaluation.handlers import worker as worker_side
 from neuro_evolution.evaluation.handlers.base import (
     EvaluationHandler,
@@ -221,6 +223,7 @@ class DaskHandler(EvaluationHandler):
                 )
             return Client(self._cluster, set_as_default=False)
         info(f"dask: connecting to {self.scheduler} (up to {self.connect_timeout:g} s)")
+        dask_security.check_scheduler(self.scheduler)  # scheme and TLS files, in one line
         try:
             client = dask_recovery.call_interruptibly(
                 lambda: self._new_client(self.connect_timeout), "dask-connect"
@@ -346,6 +349,7 @@ class DaskHandler(EvaluationHandler):
         if client is not None:
             if cluster is None:  # an external cluster outlives us: free the envs on its workers
                 self._unregister_plugin(client)
+            dask_recovery.WorkerLosses.stop(client)
             if dask_recovery.scheduler_lost(client):
                 dask_recovery.close_quickly(client)
             else:

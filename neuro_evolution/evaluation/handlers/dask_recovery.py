@@ -151,6 +151,13 @@ class WorkerLosses:
             with self._lock:
                 self._events.append((str(message.get("worker", "?")), keys))
 
+    @staticmethod
+    def stop(client: Client) -> None:
+        """Unsubscribe before ``client`` closes: else the scheduler, publishing that client's own
+        ``remove-client`` event to it, logs a CRITICAL traceback about the closed comm."""
+        with contextlib.suppress(Exception):
+            client.unsubscribe_topic("all")
+
     def take(self, keys: Iterable[Any]) -> list[str]:
         """One line per worker lost while processing one of ``keys`` (events are consumed)."""
         ours = {str(key) for key in keys}
