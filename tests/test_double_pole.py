@@ -189,6 +189,26 @@ def test_seeds_below_2_32_start_from_the_standard_state():
         assert observation.tolist() == [0.0, 0.0, math.radians(4.0), 0.0, 0.0, 0.0]
 
 
+def test_random_training_starts_come_from_the_seed_within_the_generalization_ranges():
+    """training_starts="random": each training seed its own start, the same on every reset with
+    that seed, uniform within +-2.16 m, +-1.35 m/s, +-3.6 deg, +-8.6 deg/s; validation seeds still
+    run the grid; a bad value is refused."""
+    env = DoublePoleEnv(markov=True, training_starts="random")
+    starts = np.array([env.reset(seed=seed)[0] for seed in range(400)])
+    again = np.array([env.reset(seed=seed)[0] for seed in range(400)])
+    assert starts.tobytes() == again.tobytes()
+    assert len({row.tobytes() for row in starts}) == 400
+    half = np.array([2.16, 1.35, math.radians(3.6), math.radians(8.6)])
+    assert (np.abs(starts[:, :4]) <= half).all() and (starts[:, 4:] == 0.0).all()
+    assert (starts[:, :4].max(axis=0) > 0.9 * half).all()
+    assert (starts[:, :4].min(axis=0) < -0.9 * half).all()
+    standard = DoublePoleEnv(markov=True)
+    first = TRAINING_SEED_LIMIT + 42
+    assert env.reset(seed=first)[0].tobytes() == standard.reset(seed=first)[0].tobytes()
+    with pytest.raises(ValueError, match="training_starts"):
+        DoublePoleEnv(training_starts="grid")
+
+
 def test_625_consecutive_validation_seeds_visit_every_grid_state_once():
     """x, x', theta1, theta1' at 0.05, 0.25, 0.5, 0.75, 0.95 of +-2.16 m, +-1.35 m/s,
     +-3.6 deg, +-8.6 deg/s; the short pole upright and still."""
@@ -227,8 +247,12 @@ def test_the_long_test_returns_the_balanced_fraction_of_its_steps():
 
 @pytest.mark.parametrize(
     "options",
-    [{"markov": False}, {"markov": True, "fitness": "standard", "validation": "long"}],
-    ids=["non-markov-damping", "markov-standard-long"],
+    [
+        {"markov": False},
+        {"markov": True, "fitness": "standard", "validation": "long"},
+        {"markov": False, "training_starts": "random"},
+    ],
+    ids=["non-markov-damping", "markov-standard-long", "non-markov-random-starts"],
 )
 def test_vector_env_matches_single_envs_bit_for_bit(options):
     """64 copies (training and validation seeds), each step's observations, rewards and flags

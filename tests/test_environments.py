@@ -152,6 +152,12 @@ BAD_AT_START = {
     ),
     "failing module import": ({"id": "examples.broken_env:Thing-v0"}, "cannot import module"),
     "missing module": ({"entry_point": "nowhere.envs:Env"}, "no module named 'nowhere'"),
+    "env refuses a value": (
+        {"id": "neuro_evolution.envs:neuro_evolution/DoublePoleNonMarkov-v0",
+         "kwargs": {"training_starts": "grid"}},
+        "environment.kwargs: neuro_evolution.envs:neuro_evolution/DoublePoleNonMarkov-v0 refused "
+        "them: training_starts: 'grid' is unknown: use standard or random",
+    ),
 }  # fmt: skip
 
 

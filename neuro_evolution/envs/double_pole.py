@@ -57,6 +57,7 @@ class DoublePoleEnv(gym.Env[np.ndarray, np.ndarray]):
         validation: Literal["generalization", "long"] = "generalization",
         long_steps: int = 100_000,
         min_force: float = physics.MIN_FORCE,
+        training_starts: Literal["standard", "random"] = "standard",
     ):
         self.task = DoublePoleTask(
             markov=markov,
@@ -65,6 +66,7 @@ class DoublePoleEnv(gym.Env[np.ndarray, np.ndarray]):
             validation=validation,
             long_steps=long_steps,
             min_force=min_force,
+            training_starts=training_starts,
         )
         self.observation_space = observation_space(self.task)
         self.action_space = ACTION_SPACE

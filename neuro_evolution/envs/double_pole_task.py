@@ -57,6 +57,7 @@ class DoublePoleTask:
     validation: Literal["generalization", "long"] = "generalization"
     long_steps: int = 100_000
     min_force: float = physics.MIN_FORCE
+    training_starts: Literal["standard", "random"] = "standard"
 
     def __post_init__(self) -> None:
         if self.fitness not in ("standard", "damping"):
@@ -68,6 +69,10 @@ class DoublePoleTask:
         for name in ("max_steps", "long_steps"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ValueError(f"{name}: must be a positive integer, got {getattr(self, name)!r}")
+        if self.training_starts not in ("standard", "random"):
+            raise ValueError(
+                f"training_starts: {self.training_starts!r} is unknown: use standard or random"
+            )
         if not 0.0 <= self.min_force <= physics.FORCE_MAGNITUDE:
             raise ValueError(f"min_force: must be in [0, 10] N, got {self.min_force!r}")
 
@@ -88,6 +93,11 @@ class DoublePoleTask:
             assert seed is not None  # a generalization episode has a seed >= 2**32
             return generalization_state(int(seed) % GRID_SIZE)
         state = np.zeros(physics.STATE_SIZE)
+        if self.training_starts == "random" and self.episode_kind(seed) == TRAINING:
+            # uniform over the generalization ranges, drawn from the episode seed alone
+            draw = np.random.default_rng(0 if seed is None else int(seed)).uniform(-1.0, 1.0, 4)
+            state[:4] = draw * np.array(GRID_HALF_RANGES)
+            return state
         state[2] = START_ANGLE
         return state
 

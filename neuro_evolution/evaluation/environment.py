@@ -183,7 +183,7 @@ class EnvironmentConfig(ConfigBase):
         if self.entry_point is not None:
             creator = self._entry_point(f"{PATH}.entry_point")
             spec = EnvSpec(id=self.entry_point, entry_point=creator)
-            env = gym.make(spec, disable_env_checker=True, **kwargs)
+            env = self._make_with(spec, kwargs)
         else:
             assert self.id is not None  # validate: exactly one of id and entry_point
             if ":" in self.id:  # module:EnvId: registered in this process (a worker's too)
@@ -194,11 +194,24 @@ class EnvironmentConfig(ConfigBase):
                 quiet_mujoco()
             elif entry_point.startswith("ale_py"):
                 _quiet_ale()
-            env = gym.make(self.id, disable_env_checker=True, **kwargs)
+            env = self._make_with(self.id, kwargs)
         env = history_free(env)
         for index, wrapper in enumerate(self.wrappers):
             env = wrapper.apply(env, f"{PATH}.wrappers[{index}]")
         return env
+
+
+    def _make_with(self, spec: str | EnvSpec, kwargs: dict[str, Any]) -> gym.Env:
+        """``gym.make``; an env constructor that refuses the config's ``kwargs`` (TypeError,
+        ValueError) is one ConfigError line on ``environment.kwargs``."""
+        try:
+            return gym.make(spec, disable_env_checker=True, **kwargs)
+        except (TypeError, ValueError) as error:
+            if not self.kwargs:
+                raise
+            name = spec if isinstance(spec, str) else spec.id
+            message = " ".join(str(error).split()) or type(error).__name__
+            raise ConfigError(f"{PATH}.kwargs", f"{name} refused them: {message}") from None
 
 
 def register_plugin_envs(module: str) -> None:
