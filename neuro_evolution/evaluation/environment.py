@@ -200,7 +200,6 @@ class EnvironmentConfig(ConfigBase):
             env = wrapper.apply(env, f"{PATH}.wrappers[{index}]")
         return env
 
-
     def _make_with(self, spec: str | EnvSpec, kwargs: dict[str, Any]) -> gym.Env:
         """``gym.make``; an env constructor that refuses the config's ``kwargs`` (TypeError,
         ValueError) is one ConfigError line on ``environment.kwargs``."""
