@@ -9,7 +9,8 @@ observation scalers when observations are normalized; the objective names and se
 reference point, the front's ``hypervolume``, the
 generation, and the template state (as ``hall_of_fame.npz`` does), written atomically.
 ``pareto.png``: the population and the front in the first two objectives (a projection for
-three or more, the values against rank for one), with the reference point.
+three or more, the values against rank for one); the reference point is named in the legend,
+not drawn (it would squash the axes).
 """
 
 from __future__ import annotations
@@ -88,18 +89,18 @@ def pareto_png(arrays: dict[str, Any], title: str) -> bytes:
     values, size = arrays["objectives"], int(arrays["front_size"])
     names = [f"{n} ({s})" for n, s in zip(arrays["objective_names"], arrays["objective_senses"])]
     reference = arrays["reference_point"]
+    shown = ", ".join(f"{value:g}" for value in reference)
     if len(names) == 1:
         axes.plot(values[size:, 0], arrays["ranks"][size:], ".", color="0.6", label="population")
         axes.plot(values[:size, 0], arrays["ranks"][:size], "o", color="C3", label="front")
-        axes.axvline(reference[0], color="0.3", linestyle=":", label="reference point")
         axes.set_xlabel(names[0])
         axes.set_ylabel("Pareto rank")
     else:
         axes.plot(values[size:, 0], values[size:, 1], ".", color="0.6", label="population")
         axes.plot(values[:size, 0], values[:size, 1], "o-", color="C3", label="front")
-        axes.plot(reference[0], reference[1], "x", color="0.3", label="reference point")
         axes.set_xlabel(names[0])
         axes.set_ylabel(names[1])
+    axes.plot([], [], " ", label=f"hypervolume reference ({shown})")  # off the axes' scale
     axes.legend(loc="best", fontsize="small")
     projection = "" if len(names) <= 2 else f" (projection on the first 2 of {len(names)})"
     axes.set_title(
