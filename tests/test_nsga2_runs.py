@@ -342,3 +342,19 @@ def test_lunar_lander_fuel_is_the_fuel_cost_the_env_subtracts(continuous: bool) 
     fuel, main, side = lunar_lander_fuel(summary)
     assert len(actions) > 20 and main > 0 and side > 0
     assert fuel == pytest.approx(fuel_seen, rel=1e-6)  # the env computes in float32
+
+
+def test_without_objectives_nsga2_still_selects_on_novelty() -> None:
+    """No objectives: NSGA2 is told the selection fitness, so a novelty section changes what
+    survives (the runs start alike and part after the first selection)."""
+    section = {"type": "NSGA2", "population_size": 4, "offspring_size": 6}
+    novelty = {"novelty_weight": 0.9, "behavior_source": "state", "behavioral_interval": 10}
+    runs = []
+    for extra in ({}, {"novelty": novelty}):
+        config = small_config(number_generations=3, optimizer=section, **extra)
+        experiment = Experiment(parse_config(config))
+        experiment.run()
+        runs.append(experiment.optimizer.state())
+    plain, with_novelty = runs
+    assert plain["parent_genomes"].tobytes() != with_novelty["parent_genomes"].tobytes()
+    assert with_novelty["objective_count"] == 1
