@@ -8,7 +8,8 @@ not change results) -- and writes into ``--out`` (default: the first path):
   runs of the best-so-far training fitness and of the held-out validation mean, against
   generations, env steps and wall time. A run that ended early (it reached the validation
   target) keeps its last values to the right of its end. QD runs add rows for the QD score and
-  the archive coverage (log.csv's ``qd_score`` and ``coverage``).
+  the archive coverage (log.csv's ``qd_score`` and ``coverage``), NSGA2 runs with objectives
+  one for the front's hypervolume.
 - ``comparison.md``: per group, the final validation mean, and the wall time and env steps until
   validation first reached ``validation.target``, each as the median over runs with a bootstrap
   95% interval, and how many runs reached the target.
@@ -41,6 +42,7 @@ BOOTSTRAP_RESAMPLES = 10_000
 GRID_POINTS = 200
 # Rows drawn when a run of the comparison is a QD run (its log.csv has these columns).
 QD_ROWS = (("qd_score", "QD score (archive)"), ("coverage", "archive coverage"))
+FRONT_ROWS = (("hypervolume", "hypervolume (Pareto front)"),)  # NSGA2 runs with objectives
 AXES = (
     ("generation", "generation"),
     ("env_steps_total", "env steps"),
@@ -185,6 +187,8 @@ def plot(groups: list[Group]) -> bytes:
         rows.append(("validation_mean", "validation mean (held-out)"))
     if any(run.log and "qd_score" in run.log[0] for group in groups for run in group.runs):
         rows += [(key, label) for key, label in QD_ROWS]
+    if any(run.log and "hypervolume" in run.log[0] for group in groups for run in group.runs):
+        rows += [(key, label) for key, label in FRONT_ROWS]
     figure = Figure(figsize=(15, 4.2 * len(rows) + 1.2), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
     grid_axes = figure.subplots(len(rows), len(AXES), squeeze=False)

@@ -6,7 +6,9 @@ nothing is regenerated) and prints the return of each episode. By default it rep
 the run stands behind (``candidate.npz``: the distribution center, or the hall of fame's best);
 ``--rank N`` replays hall-of-fame entry N instead; in a QD run ``--elite K`` / ``--cell I,J``
 reruns an archive elite's training evaluation (its seed, episodes and scaler) and prints its
-fitness and descriptors next to the archived ones. ``--validation`` runs the run's held-out
+fitness and descriptors next to the archived ones; in an NSGA2 run with objectives ``--front K``
+reruns front member K's (``pareto.npz``) and prints its objectives next to the saved ones.
+``--validation`` runs the run's held-out
 validation episodes and reproduces its last validated score. ``--render`` opens a window (a
 ``warning:`` line, and no window, where there is no display); ``--video DIR`` records MP4s
 (needs the ``video`` extra), off-screen, and says where they went. ``--brain-state DIR``
@@ -18,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
 import sys
 from pathlib import Path
@@ -27,25 +28,30 @@ import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.cli import ArgumentParser, run_cli
-from neuro_evolution.config.tree import ExperimentConfig, parse_config
-from neuro_evolution.evaluation.episode import EpisodeRunner, RunnerSpec, replace_runner_config
+from neuro_evolution.config.tree import ExperimentConfig
+from neuro_evolution.evaluation.episode import (
+    EpisodeRunner,
+    RunnerSpec,
+    replace_runner_config,
+)
 from neuro_evolution.evaluation.trace import EpisodeTrace
-from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.normalization import ObservationScaler
+from neuro_evolution.replay_members import (
+    PROGRAM,
+    display_available,
+    load_run,
+    replay_elite,
+    replay_front,
+)
 from neuro_evolution.run.directory import (
     CANDIDATE_FILE,
-    CONFIG_FILE,
-    HALL_OF_FAME_FILE,
     load_candidate,
-    load_hall_of_fame,
 )
 from neuro_evolution.run.plots import plot_brain_state
 from neuro_evolution.support.atomic import atomic_savez
 from neuro_evolution.support.console import plural, warning
 from neuro_evolution.support.errors import UserError
 from neuro_evolution.support.seeds import validation_seeds
-
-PROGRAM = "neuro_evolution.replay"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -75,6 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="QD runs with a grid archive: the elite of grid cell I,J (one index per descriptor)",
     )
     parser.add_argument(
+        "--front",
+        type=int,
+        metavar="K",
+        help="NSGA2 runs with objectives: rerun the training evaluation of Pareto front member K "
+        "(pareto.npz's row K) and compare with its saved objectives",
+    )
+    parser.add_argument(
         "--validation",
         action="store_true",
         help="run the held-out validation episodes of the run (reproduces its validated score)",
@@ -89,16 +102,6 @@ def build_parser() -> argparse.ArgumentParser:
         "picture of them (png) into DIR",
     )
     return parser
-
-
-def load_run(run_dir: Path) -> tuple[ExperimentConfig, HallOfFame, BrainTemplate]:
-    """(config, hall of fame, template) of a run directory; UserError if something is missing."""
-    for name in (CONFIG_FILE, HALL_OF_FAME_FILE):
-        if not (run_dir / name).is_file():
-            raise UserError(f"{run_dir / name}: missing; is {run_dir} a run directory of train?")
-    config = parse_config(json.loads((run_dir / CONFIG_FILE).read_text()))
-    hall_of_fame, template = load_hall_of_fame(run_dir / HALL_OF_FAME_FILE)
-    return config, hall_of_fame, template
 
 
 def choose_genome(
@@ -206,109 +209,12 @@ def replay(
     return returns
 
 
-def choose_elite(
-    run_dir: Path, elite: int | None, cell: str | None
-) -> tuple[dict[str, np.ndarray], int, BrainTemplate]:
-    """(archive arrays, row of the chosen elite, template) of a QD run directory."""
-    from neuro_evolution.qd.files import ARCHIVE_FILE, load_archive
-
-    path = run_dir / ARCHIVE_FILE
-    if not path.is_file():
-        raise UserError(f"{path}: missing; --elite/--cell replay elites of a QD run's archive")
-    data, template = load_archive(path)
-    cells = data["cells"]
-    if cell is not None:
-        if str(data["kind"]) != "grid":
-            raise UserError("--cell: this run's archive is a CVT; name the elite with --elite K")
-        try:
-            position = tuple(int(part) for part in cell.split(","))
-        except ValueError:
-            raise UserError(f"--cell must be integers I,J,..., got {cell!r}") from None
-        shape = tuple(int(b) for b in data["descriptor_bins"])
-        if len(position) != len(shape) or not all(0 <= p < n for p, n in zip(position, shape)):
-            raise UserError(f"--cell {cell}: not a cell of the {'x'.join(map(str, shape))} grid")
-        flat = int(np.ravel_multi_index(position, shape))
-        rows = np.flatnonzero(cells == flat)
-        if not len(rows):
-            raise UserError(f"--cell {cell}: that cell holds no elite ({len(cells)} cells do)")
-        return data, int(rows[0]), template
-    assert elite is not None
-    if not 0 <= elite < len(cells):
-        raise UserError(f"--elite must be in 0..{len(cells) - 1}, got {elite}")
-    return data, elite, template
-
-
-def replay_elite(
-    run_dir: Path,
-    elite: int | None,
-    cell: str | None,
-    render: bool = False,
-    video: Path | None = None,
-) -> tuple[float, float]:
-    """Rerun the training evaluation of an archive elite (its episode base seed, episodes and
-    observation scaler); returns (replayed fitness, archived fitness), which agree."""
-    from neuro_evolution.evaluation.episode import EvaluationContext
-    from neuro_evolution.normalization import scaler_from_arrays
-
-    config, _, _ = load_run(run_dir)
-    data, row, template = choose_elite(run_dir, elite, cell)
-    scaler = scaler_from_arrays(
-        {k: v[row] for k, v in data.items() if k.startswith("observation_")}
-    )
-    descriptors = tuple(getattr(config.optimizer, "descriptors", ()))
-    spec = RunnerSpec(
-        environment=config.environment, episode_runner=config.episode_runner, measures=descriptors
-    )
-    if render and not display_available():
-        warning("--render: no display here, so no window opens (use --video DIR)", PROGRAM)
-        render = False
-    if video is not None and not render:
-        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
-    env = config.environment.make(
-        render_mode="human" if render else ("rgb_array" if video else None)
-    )
-    if video is not None:
-        from gymnasium.wrappers import RecordVideo
-
-        env = RecordVideo(env, str(video), episode_trigger=lambda _: True, disable_logger=True)
-    runner = EpisodeRunner(spec, env=env)
-    try:
-        seed = int(data["seeds"][row])
-        result = runner.run(
-            template.build(data["genomes"][row]), seed, EvaluationContext(observation_scaler=scaler)
-        )
-    finally:
-        runner.close()
-    archived = float(data["fitness"][row])
-    names = [str(n) for n in data["descriptor_names"]]
-    replayed = ", ".join(
-        f"{n} {v:.6g}"
-        for n, v in zip(names, result.measures if result.measures is not None else ())
-    )
-    stored = ", ".join(f"{n} {v:.6g}" for n, v in zip(names, data["measures"][row]))
-    print(
-        f"elite {row} (cell {int(data['cells'][row])}, generation {int(data['generations'][row])},"
-        f" base seed {seed}): fitness {result.fitness:.10g} (archived {archived:.10g}); "
-        f"descriptors {replayed} (archived {stored})"
-    )
-    return float(result.fitness), archived
-
-
 def write_trace(folder: Path, episode: int, trace: EpisodeTrace, title: str) -> None:
     """Write ``episode-K.npz`` and ``episode-K.png`` (K = ``episode``) into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     arrays = trace.arrays()
     atomic_savez(folder / f"episode-{episode}.npz", arrays)
     plot_brain_state(folder / f"episode-{episode}.png", arrays, title)
-
-
-def display_available() -> bool:
-    """Whether a window can open: a display on Linux/BSD (SDL's dummy driver has none)."""
-    if os.environ.get("SDL_VIDEODRIVER") in ("dummy", "offscreen"):
-        return False
-    if sys.platform.startswith(("linux", "freebsd", "openbsd")):
-        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -318,6 +224,14 @@ def main(argv: list[str] | None = None) -> int:
     def run() -> int:
         if args.episodes is not None and args.episodes < 1:
             raise UserError(f"--episodes must be >= 1, got {args.episodes}")
+        if args.front is not None:
+            if args.rank is not None or args.validation or args.elite is not None or args.cell:
+                raise UserError(
+                    "--front replays a Pareto front member: not with --rank/--validation/"
+                    "--elite/--cell"
+                )
+            replay_front(args.run_dir, args.front, args.render, args.video)
+            return 0
         if args.elite is not None or args.cell is not None:
             if args.rank is not None or args.validation:
                 raise UserError(

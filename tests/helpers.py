@@ -532,3 +532,28 @@ def qd_config(qd: str = "MAP_ELITES", **changes: Any) -> dict[str, Any]:
     )
     config.update(copy.deepcopy(changes))
     return config
+
+
+NSGA2_OBJECTIVES: list[dict[str, Any]] = [
+    {"name": "return", "source": "reward", "reduce": "sum", "sense": "maximize"},
+    {"name": "push_right", "source": "action", "reduce": "mean", "sense": "minimize"},
+]
+
+
+def nsga2_config(**changes: Any) -> dict[str, Any]:
+    """A tiny CartPole experiment (FFNN, 3 generations) of NSGA2 with two objectives (the
+    return, maximized; the share of pushes to the right, minimized), top-level keys replaced."""
+    config = small_config(
+        optimizer={
+            "type": "NSGA2",
+            "population_size": 8,
+            "offspring_size": 10,
+            "mutation_prob": 0.3,
+            "mutation_sigma": 0.5,
+            "objectives": NSGA2_OBJECTIVES,
+            "reference_point": [0.0, 1.0],
+        },
+        episode_runner={"number_fitness_runs": 2, "max_steps_per_run": 60},
+    )
+    config.update(copy.deepcopy(changes))
+    return config

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import qd_config, small_config
+from helpers import nsga2_config, qd_config, small_config
 
 from neuro_evolution import compare
 from neuro_evolution.run.directory import read_log
@@ -156,3 +156,21 @@ def test_a_qd_sweep_gets_rows_for_its_qd_score_and_coverage(tmp_path) -> None:
         grid, median, _, _ = compare.band(group, "generation", key)
         logged = [read_log(run.path / "log.csv")[-1][key] for run in group.runs]
         assert median[-1] == np.median(logged)
+
+
+def test_an_nsga2_sweep_gets_a_row_for_its_hypervolume(tmp_path) -> None:
+    """A sweep of NSGA2 runs with objectives (2 seeds) draws one more row, the front's
+    hypervolume, whose median is that of the runs' log.csv."""
+    from matplotlib.image import imread
+
+    config = tmp_path / "nsga2.json"
+    config.write_text(json.dumps(nsga2_config()))
+    out = tmp_path / "sweep"
+    args = [str(config), "--seeds", "1-2", "--out", str(out), "--handler", "sequential"]
+    assert sweep_cli.main([*args, "--quiet"]) == 0
+    assert compare.main([str(out)]) == 0
+    assert imread(out / "comparison.png").shape[0] > 1200  # three rows of panels, not two
+    (group,) = compare.group_runs(compare.find_runs([out]))
+    grid, median, _, _ = compare.band(group, "generation", "hypervolume")
+    logged = [read_log(run.path / "log.csv")[-1]["hypervolume"] for run in group.runs]
+    assert median[-1] == np.median(logged)

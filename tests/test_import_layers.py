@@ -28,8 +28,8 @@ LAYERS: list[set[str]] = [
     {"config.schema"},
     {"config.registry", "config.importing", "normalization"},
     {"hall_of_fame", "measures"},
-    {"brains", "optimizers"},
-    {"novelty", "qd"},
+    {"brains", "optimizers", "measure_functions"},
+    {"novelty", "qd", "pareto_files"},
     {"evaluation"},
     {"run.validation", "observers"},
     {"config.tree", "run.plots"},
@@ -38,7 +38,7 @@ LAYERS: list[set[str]] = [
     {"config.reference", "run.experiment", "run.status"},
     {"run.checkpoint"},
     {"run.resume"},
-    {"cli"},
+    {"cli", "replay_members"},
     {"train", "replay"},
     {"sweep", "compare"},
 ]
@@ -251,16 +251,19 @@ GROUP_PURPOSES: dict[str, str] = {
     "recorder the episode loops feed",
     "qd": "quality diversity: descriptors, grid/CVT archives of elites, MAP_ELITES, CMA_ME, "
     "`archive.npz`/`archive.png`",
+    "measure_functions": "function measures the package ships (LunarLander's fuel)",
+    "pareto_files": "a multi-objective run's `pareto.npz` (front and population) and `pareto.png`",
     "brains": "the networks: template (masks, genome layout) and brain (one step), batch brains, "
     "conv front ends and composed brains, JAX brains",
-    "optimizers": "the evolution strategies: ask for genomes, tell their fitness; explicit state",
+    "optimizers": "the evolution strategies: ask for genomes, tell their fitness (NSGA2: "
+    "objectives); explicit state",
     "novelty": "behaviour records, the archive and the fitness/novelty combination",
     "evaluation": "envs, wrappers, the episode rules and loops, and the handlers that run them",
     "run.validation": 'held-out validation scores (the one meaning of "solved")',
     "observers": "mirrors of the log in TensorBoard and MLflow",
     "config.tree": "the experiment config: every section, resolved and validated",
-    "run.measured": "what a run does for a measured (QD) optimizer: measures, tell, candidate, "
-    "log columns, files",
+    "run.measured": "what a run does for a measured optimizer (QD, NSGA2 objectives): measures, "
+    "tell, candidate, log columns, files",
     "run.summary": "RunSummary: the record a run reports when it ends (validation, solved)",
     "run.plots": "`fitness.png`; the brain-state picture of `replay --brain-state`",
     "run.directory": "the run directory: config, log, hall of fame, candidate, plot",
@@ -274,6 +277,7 @@ GROUP_PURPOSES: dict[str, str] = {
     "cli": "command-line plumbing train and sweep share: errors, exit codes, overrides, signals",
     "train": "`python -m neuro_evolution.train`",
     "replay": "`python -m neuro_evolution.replay`",
+    "replay_members": "reruns of one stored evaluation: a QD archive elite, a Pareto front member",
     "sweep": "many runs (seeds x settings) on one shared pool or cluster",
     "compare": "`python -m neuro_evolution.compare`: a sweep's picture and table",
 }

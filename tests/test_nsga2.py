@@ -25,8 +25,8 @@ from helpers import assert_identical, run_straight, small_config
 from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
-from neuro_evolution.optimizers.nsga2 import (
-    NSGA2,
+from neuro_evolution.optimizers.nsga2 import NSGA2
+from neuro_evolution.optimizers.nsga2_operators import (
     binary_tournament,
     environmental_selection,
     polynomial_bounded,

@@ -28,7 +28,8 @@ def extras_needed(path: Path) -> list[str]:
 
 
 def test_the_shipped_configs_cover_the_promised_environments():
-    """CartPole, LunarLander, BipedalWalker and HalfCheetah ship; FFNN and CMA-ES among them."""
+    """CartPole, LunarLander, BipedalWalker and HalfCheetah ship; FFNN, CMA-ES, the QD
+    optimizers and NSGA2 among them."""
     require("box2d")
     require("mujoco")
     configs = [load_config(path) for path in CONFIGS if HAS_JAX or not needs_jax(path)]
@@ -36,7 +37,7 @@ def test_the_shipped_configs_cover_the_promised_environments():
     assert {"CartPole-v1", "LunarLander-v3", "BipedalWalker-v3", "HalfCheetah-v5"} <= env_ids
     assert "FFNN" in {config.brain.type_name() for config in configs}
     optimizers = {json.loads(path.read_text())["optimizer"]["type"] for path in CONFIGS}
-    assert {"CMA_ES", "PGPE", "MU_ES"} <= optimizers
+    assert {"CMA_ES", "PGPE", "MU_ES", "NSGA2", "MAP_ELITES", "CMA_ME"} <= optimizers
     assert "CTRNN" in {config.brain.type_name() for config in configs}
 
 

@@ -16,6 +16,7 @@ from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
 from neuro_evolution.evaluation.handlers.options import EvaluationConfig
 from neuro_evolution.evaluation.wrappers import WrapperConfig
 from neuro_evolution.observers.options import MlflowConfig, TensorBoardConfig
+from neuro_evolution.optimizers.objectives import ObjectiveConfig
 from neuro_evolution.optimizers.registry import OPTIMIZERS
 from neuro_evolution.qd.descriptors import ArchiveConfig, DescriptorConfig
 
@@ -54,6 +55,7 @@ def render_reference() -> str:
     sections += [
         ("optimizer.descriptors[i] (MAP_ELITES, CMA_ME)", DescriptorConfig),
         ("optimizer.archive (MAP_ELITES, CMA_ME)", ArchiveConfig),
+        ("optimizer.objectives[i] (NSGA2)", ObjectiveConfig),
     ]
     for name, cls in sections:
         lines += ["", f"## `{name}`", "", *_table(cls)]

@@ -1,5 +1,5 @@
-"""The run's side of per-episode measures: a start-up check against the env, and the (P, M)
-array of a generation's results (see :mod:`neuro_evolution.measures`)."""
+"""The run's side of per-episode measures: start-up checks against the env's spaces and one
+step, and the (P, M) array of a generation's results (see :mod:`neuro_evolution.measures`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from neuro_evolution.config.schema import ConfigError, join
 from neuro_evolution.evaluation.episode import EvaluationResult
 from neuro_evolution.measures import MeasureConfig, check_against_spaces
 
@@ -27,6 +28,46 @@ def check_measures_fit(
     check_against_spaces(
         measures, path, space_size(env.observation_space), space_size(env.action_space)
     )
+
+
+def check_step_measures(
+    measures: Sequence[MeasureConfig], env: Any, path: str = MEASURES_PATH
+) -> None:
+    """Reward indices and per-step info keys of ``measures`` exist in one step of ``env`` (a
+    reset with seed 0 and a sampled action): a one-line ConfigError on ``path[i].index`` or
+    ``.key`` at start-up otherwise, not an error inside a worker later."""
+    per_step = [
+        (position, measure)
+        for position, measure in enumerate(measures)
+        if measure.source == "reward" or (measure.source == "info" and measure.reduce != "last")
+    ]
+    if not per_step:
+        return
+    env.reset(seed=0)
+    _, reward, _, _, info = env.step(env.action_space.sample())
+    size = int(np.asarray(reward).size)
+    for position, measure in per_step:
+        where = f"{path}[{position}]"
+        if measure.source == "reward" and measure.index >= size:
+            raise ConfigError(
+                join(where, "index"),
+                f"the env's reward has {size} value{'s' if size != 1 else ''} per step "
+                f"(0..{size - 1}), got {measure.index}",
+            )
+        if measure.source == "info":
+            if measure.key not in info:
+                known = ", ".join(sorted(map(str, info))) or "none"
+                raise ConfigError(
+                    join(where, "key"),
+                    f"{measure.key!r} is not in a step's info dict (keys: {known})",
+                )
+            count = int(np.asarray(info[measure.key]).size)
+            if measure.index >= count:
+                raise ConfigError(
+                    join(where, "index"),
+                    f"info[{measure.key!r}] has {count} values (0..{count - 1}), got "
+                    f"{measure.index}",
+                )
 
 
 def result_measures(results: Sequence[EvaluationResult], count: int) -> np.ndarray:

@@ -35,6 +35,7 @@ class MeasuredOptimizer(Optimizer):
     """An optimizer whose tell needs each genome's measures as well as its fitness."""
 
     CANDIDATE_SOURCE = "center"  # how the run names the genome of center() (e.g. best_elite)
+    MEASURES_FIELD = "descriptors"  # the optimizer section's field that names the measures
 
     @abstractmethod
     def measure_configs(self) -> tuple[MeasureConfig, ...]:

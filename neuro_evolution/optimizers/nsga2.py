@@ -18,10 +18,15 @@ are vectorized numpy re-writings of DEAP's, fed by the optimizer's own PCG64 gen
 fixed number of draws per generation (tests check them against DEAP's: every branch exactly,
 values to the last bit or two, as numpy's vectorized power may round differently from libm's).
 
-With one objective (``tell``) this is a (mu + lambda) genetic algorithm. ``center()`` is None
-(there is no search distribution): a run stands behind its hall of fame's best, as for MU_ES. A
-run of several objectives validates :meth:`NSGA2.candidate` of the objective it names: the
-front member best in that objective.
+In a run, ``objectives`` (per-episode measures, see
+:mod:`neuro_evolution.optimizers.objectives`) make NSGA2 a measured optimizer: every evaluation
+returns them and :meth:`NSGA2.tell_evaluations` selects on them (minimized ones negated), the
+log gains the front's ``hypervolume`` against ``reference_point``, and the run validates
+:meth:`NSGA2.center`: the front member best in objective ``candidate_objective``. Each
+survivor keeps the episode base seed, generation and observation scaler of its evaluation, so
+``pareto.npz`` can be replayed. Without objectives (``tell``, one column: the episode return)
+this is a (mu + lambda) genetic algorithm; ``center()`` is None (there is no search
+distribution) and a run stands behind its hall of fame's best, as for MU_ES.
 """
 
 from __future__ import annotations
@@ -33,16 +38,32 @@ import numpy as np
 
 from neuro_evolution.config.schema import ConfigError, config_class, join, option
 from neuro_evolution.hall_of_fame import HallOfFame
+from neuro_evolution.measures import MeasureConfig
+from neuro_evolution.normalization import ObservationScaler
 from neuro_evolution.optimizers.base import (
     MultiObjectiveOptimizer,
     OptimizerConfig,
     OptimizerState,
 )
+from neuro_evolution.optimizers.measured import Evaluations, MeasuredOptimizer
+from neuro_evolution.optimizers.nsga2_operators import (
+    binary_tournament,
+    environmental_selection,
+    polynomial_bounded,
+    sbx,
+    sbx_bounded,
+)
+from neuro_evolution.optimizers.objectives import (
+    ObjectiveConfig,
+    check_objectives,
+    front_hypervolume,
+    record_scaler,
+    senses,
+    survivor_records,
+)
 from neuro_evolution.optimizers.pareto import (
     checked_matrix,
-    crowded_order,
-    crowding_distance,
-    non_dominated_ranks,
+    to_maximization,
 )
 from neuro_evolution.optimizers.registry import OPTIMIZERS
 from neuro_evolution.optimizers.rng import (
@@ -52,6 +73,7 @@ from neuro_evolution.optimizers.rng import (
     state_array,
     state_scalar,
 )
+from neuro_evolution.optimizers.shaping import checked_fitness
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 NAME = "NSGA2"
@@ -96,7 +118,22 @@ class Nsga2Config(OptimizerConfig):
         " keep the objectives told once (classic NSGA-II)",
     )
 
+    objectives: tuple[ObjectiveConfig, ...] = option(
+        (),
+        doc="per-episode measures to optimize: [{name, source, index, reduce, sense, ...}];"
+        " empty: one objective, the episode return (no hypervolume, no pareto files)",
+    )
+    reference_point: tuple[float, ...] | None = option(
+        None,
+        doc="objectives: the hypervolume's reference point in raw units, one value each (below"
+        " what should count of a maximized objective, above it of a minimized one)",
+    )
+    candidate_objective: int = option(
+        0, doc="objectives: the run validates the front member best in this objective", ge=0
+    )
+
     def validate(self, path: str) -> None:
+        check_objectives(self.objectives, self.reference_point, self.candidate_objective, path)
         for name in ("bounds", "initial_gene_range"):
             low, high = getattr(self, name)
             if not low < high:
@@ -115,100 +152,13 @@ class Nsga2Config(OptimizerConfig):
         return self.lambda_ + (self.population_size if self.reevaluate_parents else 0)
 
 
-def sbx(
-    first: np.ndarray, second: np.ndarray, eta: float, uniform: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """DEAP's ``cxSimulatedBinary`` on rows of parents, one uniform draw per gene."""
-    beta = np.where(uniform <= 0.5, 2.0 * uniform, 1.0 / (2.0 * (1.0 - uniform)))
-    beta = beta ** (1.0 / (eta + 1.0))
-    child1 = 0.5 * (((1 + beta) * first) + ((1 - beta) * second))
-    child2 = 0.5 * (((1 - beta) * first) + ((1 + beta) * second))
-    return child1, child2
-
-
-def _spread(beta: np.ndarray, eta: float, uniform: np.ndarray) -> np.ndarray:
-    alpha = 2.0 - beta ** -(eta + 1)
-    return np.where(
-        uniform <= 1.0 / alpha,
-        (uniform * alpha) ** (1.0 / (eta + 1)),
-        (1.0 / (2.0 - uniform * alpha)) ** (1.0 / (eta + 1)),
-    )
-
-
-def sbx_bounded(
-    first: np.ndarray,
-    second: np.ndarray,
-    eta: float,
-    bounds: tuple[float, float],
-    draws: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """DEAP's ``cxSimulatedBinaryBounded``; ``draws`` (3, ...) are per gene: apply (<= 1/2),
-    spread, swap (<= 1/2). Genes closer than 1e-14 are not crossed."""
-    low, high = bounds
-    apply, uniform, swap = draws
-    x1, x2 = np.minimum(first, second), np.maximum(first, second)
-    active = (apply <= 0.5) & (np.abs(first - second) > 1e-14)
-    gap = np.where(active, x2 - x1, 1.0)
-    q1 = _spread(1.0 + (2.0 * (np.where(active, x1, low) - low) / gap), eta, uniform)
-    q2 = _spread(1.0 + (2.0 * (high - np.where(active, x2, high)) / gap), eta, uniform)
-    c1 = np.minimum(np.maximum(0.5 * (x1 + x2 - q1 * (x2 - x1)), low), high)
-    c2 = np.minimum(np.maximum(0.5 * (x1 + x2 + q2 * (x2 - x1)), low), high)
-    swapped = swap <= 0.5
-    child1 = np.where(active, np.where(swapped, c2, c1), first)
-    child2 = np.where(active, np.where(swapped, c1, c2), second)
-    return child1, child2
-
-
-def polynomial_bounded(
-    genomes: np.ndarray,
-    eta: float,
-    bounds: tuple[float, float],
-    prob: float,
-    draws: np.ndarray,
-) -> np.ndarray:
-    """DEAP's ``mutPolynomialBounded``; ``draws`` (2, ...) are per gene: apply (<= prob), shape."""
-    low, high = bounds
-    apply, uniform = draws
-    width = high - low
-    delta_1, delta_2 = (genomes - low) / width, (high - genomes) / width
-    power = 1.0 / (eta + 1.0)
-    lower = uniform < 0.5
-    xy = np.where(lower, 1.0 - delta_1, 1.0 - delta_2)
-    low_val = 2.0 * uniform + (1.0 - 2.0 * uniform) * xy ** (eta + 1)
-    high_val = 2.0 * (1.0 - uniform) + 2.0 * (uniform - 0.5) * xy ** (eta + 1)
-    delta_q = np.where(lower, low_val**power - 1.0, 1.0 - high_val**power)
-    mutated = np.minimum(np.maximum(genomes + delta_q * width, low), high)
-    return np.where(apply <= prob, mutated, genomes)
-
-
-def binary_tournament(
-    rng: np.random.Generator, ranks: np.ndarray, crowding: np.ndarray, count: int
-) -> np.ndarray:
-    """``count`` winners of tournaments between two uniformly drawn entrants (with
-    replacement): lower rank wins, then larger crowding, then the first drawn."""
-    entrants = rng.integers(0, len(ranks), size=(count, 2))
-    a, b = entrants[:, 0], entrants[:, 1]
-    second_wins = (ranks[b] < ranks[a]) | ((ranks[b] == ranks[a]) & (crowding[b] > crowding[a]))
-    return np.where(second_wins, b, a)
-
-
-def environmental_selection(objectives: np.ndarray, count: int) -> tuple[np.ndarray, ...]:
-    """(chosen indices in increasing order, their ranks, their crowding): the ``count`` best by
-    whole fronts, the last front cut by crowding distance (larger first, ties by index)."""
-    ranks = non_dominated_ranks(objectives)
-    crowding = np.zeros(len(ranks))
-    for rank in range(int(ranks.max()) + 1):
-        members = np.flatnonzero(ranks == rank)
-        crowding[members] = crowding_distance(objectives[members])
-        if np.count_nonzero(ranks <= rank) >= count:
-            break
-    chosen = np.sort(crowded_order(ranks, crowding)[:count])
-    return chosen, ranks[chosen], crowding[chosen]
-
-
 @OPTIMIZERS.register(NAME, config=Nsga2Config)
-class NSGA2(MultiObjectiveOptimizer):
+class NSGA2(MeasuredOptimizer, MultiObjectiveOptimizer):
     """NSGA-II over float64 genomes; every objective column is maximized."""
+
+    CANDIDATE_SOURCE = "front_best"
+    MEASURES_FIELD = "objectives"
+    config: Nsga2Config
 
     def __init__(self, config: Nsga2Config, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed)
@@ -216,6 +166,8 @@ class NSGA2(MultiObjectiveOptimizer):
             raise ValueError(f"genome_size: must be >= 1, got {genome_size}")
         self.population_size = config.population_size
         self.mutation_prob = config.mutation_prob or 1.0 / genome_size
+        self.senses = senses(config.objectives)
+        self.observation_size = 0  # > 0 once keep_scalers was called
         self._rng = owned_generator(seed, GENERATOR_PURPOSE)
         self._generation = 0
         self._objective_count = 0  # set by the first tell
@@ -223,6 +175,7 @@ class NSGA2(MultiObjectiveOptimizer):
         self._objectives = np.zeros((0, 0))
         self._ranks = np.zeros(0, dtype=np.int64)
         self._crowding = np.zeros(0)
+        self._provenance = survivor_records(0, 0)  # per survivor: seed, generation, scaler
         self._asked: np.ndarray | None = None
 
     @classmethod
@@ -232,6 +185,61 @@ class NSGA2(MultiObjectiveOptimizer):
         union = config.population_size + config.asked_size
         return 8 * 10 * union * genome_size + union * union * 10
 
+    @property
+    def generation(self) -> int:
+        """Generations told so far."""
+        return self._generation
+
+    # --- measured (a run with objectives) ------------------------------------------------------
+    def measure_configs(self) -> tuple[MeasureConfig, ...]:
+        """The objectives, in order (none: the run tells the episode return)."""
+        return tuple(self.config.objectives)
+
+    def keep_scalers(self, observation_size: int) -> None:
+        """Keep each survivor's observation scaler (``observation_size`` values wide)."""
+        self.observation_size = observation_size
+        self._provenance = survivor_records(len(self._genomes), observation_size)
+
+    def tell_evaluations(
+        self, fitness: np.ndarray, hall_of_fame: HallOfFame, evaluations: Evaluations
+    ) -> None:
+        """Select on the objectives' measures (raw units, minimized ones negated); without
+        objectives on the fitness. Survivors keep their evaluation's seed, generation, scaler."""
+        if self._asked is None:
+            raise RuntimeError("tell() needs a preceding ask(): there are no genomes to score")
+        if self.config.objectives:
+            measures = np.asarray(evaluations.measures, dtype=np.float64)
+            expected = (len(self._asked), len(self.config.objectives))
+            if measures.shape != expected:
+                raise ValueError(f"measures have shape {measures.shape}; expected {expected}")
+            values = to_maximization(measures, self.senses)
+        else:
+            values = checked_fitness(fitness, len(self._asked))[:, None]
+        self._select(values, evaluations.seeds, evaluations.generation, evaluations.scaler)
+
+    def log_metrics(self) -> dict[str, float]:
+        """``hypervolume`` of the front against ``reference_point`` (none without objectives)."""
+        if not self.config.objectives or self.config.reference_point is None:
+            return {}
+        _, objectives = self.front()
+        return {
+            "hypervolume": front_hypervolume(objectives, self.config.reference_point, self.senses)
+        }
+
+    def center(self) -> np.ndarray | None:
+        """With objectives: the front member best in ``candidate_objective`` (what the run
+        validates); otherwise None (the run stands behind its hall of fame's best)."""
+        if not self.config.objectives:
+            return None
+        return self.candidate(self.config.candidate_objective)
+
+    def center_scaler(self) -> ObservationScaler | None:
+        """The observation scaler :meth:`center`'s genome was evaluated with."""
+        if not self.config.objectives or not self.observation_size or not self._objective_count:
+            return None
+        return record_scaler(self._provenance, self._best_member(self.config.candidate_objective))
+
+    # --- ask / tell ----------------------------------------------------------------------------
     def ask(self) -> np.ndarray:
         """The genomes to evaluate; asking again before :meth:`tell_objectives` repeats them."""
         if self._asked is None:
@@ -276,13 +284,27 @@ class NSGA2(MultiObjectiveOptimizer):
         noise = rng.standard_normal(children.shape)
         return np.where(mutate, children + config.mutation_sigma * noise, children)
 
+    def tell(self, fitness: np.ndarray, hall_of_fame: HallOfFame) -> None:
+        """One objective: ``fitness`` (P,) told as a (P, 1) matrix."""
+        MultiObjectiveOptimizer.tell(self, fitness, hall_of_fame)
+
     def tell_objectives(
         self, objectives: np.ndarray, hall_of_fame: HallOfFame | None = None
     ) -> None:
         """Keep the population_size best of survivors + asked by (rank, crowding); the hall of
-        fame is not used."""
+        fame is not used (nor are seeds: the survivors' are 0)."""
         if self._asked is None:
             raise RuntimeError("tell() needs a preceding ask(): there are no genomes to score")
+        self._select(objectives, np.zeros(len(self._asked), dtype=np.int64), self._generation)
+
+    def _select(
+        self,
+        objectives: np.ndarray,
+        seeds: np.ndarray,
+        generation: int,
+        scaler: ObservationScaler | None = None,
+    ) -> None:
+        assert self._asked is not None
         values = checked_matrix(objectives)
         if len(values) != len(self._asked):
             raise ValueError(
@@ -294,23 +316,50 @@ class NSGA2(MultiObjectiveOptimizer):
                 f"objectives: expected {self._objective_count} columns as before, got"
                 f" {values.shape[1]}"
             )
+        if self.observation_size and scaler is None:
+            raise ValueError("this optimizer keeps observation scalers: pass the scaler")
         genomes = self._asked
+        provenance = survivor_records(
+            len(genomes), self.observation_size, seeds, generation, scaler
+        )
         if len(self._genomes) and not self.config.reevaluate_parents:
             genomes = np.concatenate([self._genomes, genomes])
             values = np.concatenate([self._objectives, values])
+            provenance = {
+                key: np.concatenate([self._provenance[key], value])
+                for key, value in provenance.items()
+            }
         chosen, self._ranks, self._crowding = environmental_selection(values, self.population_size)
         self._genomes, self._objectives = genomes[chosen], values[chosen]
+        self._provenance = {key: value[chosen] for key, value in provenance.items()}
         self._objective_count = values.shape[1]
         self._asked = None
         self._generation += 1
 
-    def front(self) -> tuple[np.ndarray, np.ndarray]:
-        """Rank-0 survivors' genomes and objectives, by the first objective descending (ties
-        by survivor index)."""
+    # --- the front -----------------------------------------------------------------------------
+    def front_members(self) -> np.ndarray:
+        """Survivor indices of the rank-0 front, by the first objective descending (ties by
+        survivor index): front member K is survivor ``front_members()[K]``."""
         members = np.flatnonzero(self._ranks == 0)
         if len(members):
             members = members[np.argsort(-self._objectives[members, 0], kind="stable")]
+        return members
+
+    def front(self) -> tuple[np.ndarray, np.ndarray]:
+        """Rank-0 survivors' genomes and objectives, by the first objective descending (ties
+        by survivor index)."""
+        members = self.front_members()
         return self._genomes[members].copy(), self._objectives[members].copy()
+
+    def front_records(self) -> dict[str, np.ndarray]:
+        """Per front member (order of :meth:`front`): ``survivors`` (their indices), ``seeds``
+        and ``generations`` of their evaluations and, when kept, their observation scalers."""
+        members = self.front_members()
+        return {"survivors": members} | {k: v[members] for k, v in self._provenance.items()}
+
+    def _best_member(self, objective: int) -> int:
+        members = np.flatnonzero(self._ranks == 0)
+        return int(members[int(np.argmax(self._objectives[members, objective]))])
 
     def candidate(self, objective: int) -> np.ndarray | None:
         """The rank-0 survivor best in column ``objective`` (ties: lowest survivor index);
@@ -322,12 +371,12 @@ class NSGA2(MultiObjectiveOptimizer):
                 f"objective {objective}: there are {self._objective_count} objectives"
                 f" (0..{self._objective_count - 1})"
             )
-        members = np.flatnonzero(self._ranks == 0)
-        best = members[int(np.argmax(self._objectives[members, objective]))]
-        return self._genomes[best].copy()
+        return self._genomes[self._best_member(objective)].copy()
 
+    # --- state ---------------------------------------------------------------------------------
     def state(self) -> OptimizerState:
-        """Survivors (genomes, objectives, ranks, crowding), a pending ask and the generator."""
+        """Survivors (genomes, objectives, ranks, crowding, provenance), a pending ask and the
+        generator."""
         return {
             "optimizer": NAME,
             "generation": self._generation,
@@ -336,6 +385,7 @@ class NSGA2(MultiObjectiveOptimizer):
             "parent_objectives": self._objectives.copy(),
             "parent_ranks": self._ranks.copy(),
             "parent_crowding": self._crowding.copy(),
+            **{f"parent_{key}": value.copy() for key, value in self._provenance.items()},
             "has_asked": self._asked is not None,
             "asked_genomes": (
                 self._asked.copy() if self._asked is not None else np.zeros((0, self.genome_size))
@@ -360,6 +410,10 @@ class NSGA2(MultiObjectiveOptimizer):
         objectives = state_array(state, "parent_objectives", np.float64, (n, m))
         ranks = state_array(state, "parent_ranks", np.int64, (n,))
         crowding = state_array(state, "parent_crowding", np.float64, (n,))
+        provenance = {
+            key: state_array(state, f"parent_{key}", value.dtype, (n, *value.shape[1:]))
+            for key, value in survivor_records(n, self.observation_size).items()
+        }
         has_asked = bool(state_scalar(state, "has_asked"))
         asked = state_array(state, "asked_genomes", np.float64, (None, g))
         if has_asked and len(asked) != (self.config.asked_size if n else self.population_size):
@@ -373,4 +427,5 @@ class NSGA2(MultiObjectiveOptimizer):
             ranks,
             crowding,
         )
+        self._provenance = provenance
         self._asked = asked if has_asked else None

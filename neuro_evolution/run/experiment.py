@@ -26,7 +26,7 @@ from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EvaluationContext, EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers import handler_from_config
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.evaluation.measure_results import check_measures_fit
+from neuro_evolution.evaluation.measure_results import check_measures_fit, check_step_measures
 from neuro_evolution.hall_of_fame import HallOfFame
 from neuro_evolution.normalization import ObservationScaler, ObservationStatistics
 from neuro_evolution.novelty import NoveltyArchive
@@ -38,7 +38,9 @@ from neuro_evolution.optimizers.measured import MeasuredOptimizer
 from neuro_evolution.run.directory import Candidate, LogRow, RunDirectory
 from neuro_evolution.run.measured import (
     attach_optimizer_files,
+    is_measured,
     measured_candidate,
+    measures_path,
     optimizer_metrics,
     run_measures,
     tell_measured,
@@ -138,12 +140,19 @@ class Experiment:
         self.observation_statistics = self._observation_statistics()
         runner = self.spec.make()
         try:
+            path = measures_path(self.optimizer)
             if measures:
-                check_measures_fit(measures, runner.env)
+                check_measures_fit(measures, runner.env, path)
             runner.dry_run(self.template)
+            if measures:
+                check_step_measures(measures, runner.env, path)
         finally:
             runner.close()
-        if isinstance(self.optimizer, MeasuredOptimizer) and self.observation_statistics:
+        if (
+            isinstance(self.optimizer, MeasuredOptimizer)
+            and is_measured(self.optimizer)
+            and self.observation_statistics
+        ):
             self.optimizer.keep_scalers(self.observation_statistics.size)
         self.hall_of_fame = HallOfFame(
             config.hall_of_fame_size,
@@ -323,7 +332,7 @@ class Experiment:
         self.hall_of_fame.update(genomes, fitness, self.generation, scaler)
         told = time.perf_counter()
         with optimizer_math():
-            if isinstance(self.optimizer, MeasuredOptimizer):
+            if isinstance(self.optimizer, MeasuredOptimizer) and is_measured(self.optimizer):
                 tell_measured(
                     self.optimizer,
                     fitness,

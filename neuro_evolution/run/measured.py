@@ -1,7 +1,7 @@
-"""What a run does differently for a measured optimizer (QD; see
+"""What a run does differently for a measured optimizer (QD, NSGA2 with objectives; see
 :mod:`neuro_evolution.optimizers.measured`): the measures it asks for, its tell, its candidate,
-its log columns and its files. For any other optimizer every function here is a no-op, so those
-runs are unchanged.
+its log columns and its files. For any other optimizer, and for NSGA2 without objectives, every
+function here is a no-op, so those runs are unchanged.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from neuro_evolution.measures import MeasureConfig
 from neuro_evolution.normalization import ObservationScaler
 from neuro_evolution.optimizers.base import Optimizer
 from neuro_evolution.optimizers.measured import Evaluations, MeasuredOptimizer, measures_of
+from neuro_evolution.optimizers.nsga2 import NSGA2
+from neuro_evolution.pareto_files import ParetoWriter
 from neuro_evolution.qd.base import QdOptimizer
 from neuro_evolution.qd.files import ArchiveWriter
 from neuro_evolution.run.directory import Candidate, RunDirectory
@@ -36,6 +38,18 @@ def run_measures(config: ExperimentConfig, optimizer: Optimizer) -> tuple[Measur
             "it cannot be combined with novelty search: set novelty to null",
         )
     return measures
+
+
+def is_measured(optimizer: Optimizer) -> bool:
+    """Whether the run tells ``optimizer`` per-episode measures (it names some); an NSGA2
+    without objectives is told its fitness like any other optimizer."""
+    return isinstance(optimizer, MeasuredOptimizer) and bool(optimizer.measure_configs())
+
+
+def measures_path(optimizer: Optimizer) -> str:
+    """Where the run's measures are configured (``optimizer.descriptors``, ``.objectives``)."""
+    field = getattr(optimizer, "MEASURES_FIELD", "descriptors")
+    return f"optimizer.{field}"
 
 
 def tell_measured(
@@ -81,7 +95,10 @@ def optimizer_metrics(optimizer: Optimizer) -> tuple[tuple[str, float], ...]:
 def attach_optimizer_files(
     optimizer: Optimizer, directory: RunDirectory, template: BrainTemplate, title: str
 ) -> None:
-    """Let the run directory write the optimizer's own files (QD: archive.npz, archive.png)."""
+    """Let the run directory write the optimizer's own files (QD: archive.npz, archive.png;
+    NSGA2 with objectives: pareto.npz, pareto.png)."""
     if isinstance(optimizer, QdOptimizer):
         qd = optimizer
         directory.writers.append(ArchiveWriter(directory.path, lambda: qd.archive, template, title))
+    elif isinstance(optimizer, NSGA2) and is_measured(optimizer):
+        directory.writers.append(ParetoWriter(directory.path, optimizer, template, title))
