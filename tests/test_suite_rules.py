@@ -19,7 +19,7 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 # Support modules test modules may import (besides helpers.py): none of them imports a test module.
-SUPPORT = {"helpers", "brain_references", "fault_injection", "examples"}
+SUPPORT = {"helpers", "brain_references", "conv_reference", "fault_injection", "examples"}
 BUILT_IN_MARKS = {"parametrize", "skip", "skipif", "xfail", "usefixtures", "filterwarnings"}
 
 
