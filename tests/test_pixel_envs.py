@@ -474,10 +474,17 @@ def test_a_composed_breakout_run_replays_its_validation_from_the_command_line(
     config (conv -> CTRNN) reproduces the validation mean the run logged."""
     require("minatar")
     path = tmp_path / "breakout.json"
-    path.write_text(json.dumps(short_breakout(number_generations=2)))
+    data = short_breakout(
+        number_generations=4,
+        optimizer={"population_size": 16},
+        validation={"every_generations": 4, "episodes": 6},
+    )
+    path.write_text(json.dumps(data))
     run_dir = tmp_path / "run"
     assert train.main([str(path), "--out", str(run_dir), "--quiet"]) == 0
-    logged = read_log(run_dir / "log.csv")[-1]["validation_mean"]
+    row = read_log(run_dir / "log.csv")[-1]
+    logged = row["validation_mean"]
+    assert row["validation_std"] > 0  # the six episodes differ: a seed mix-up would show
     done = subprocess.run(
         [sys.executable, "-m", "neuro_evolution.replay", str(run_dir), "--validation"],
         capture_output=True,
