@@ -3,7 +3,9 @@
 Named as ``module:EnvId``; observations keep their image shape through the env layer (brains
 flatten what they take); Atari preprocessing and frame stacking from ``environment.wrappers``;
 two generations of an Atari run; MinAtar results identical on every handler and across an exact
-resume; one-line errors for a missing extra and for wrappers that do not fit.
+resume; one-line errors for a missing extra and for wrappers that do not fit. The shipped pixel
+configs (conv -> CTRNN), cut short: Breakout identical on every handler, resumed exactly, replayed
+from the command line; Qbert two generations on a small screen.
 """
 
 from __future__ import annotations
