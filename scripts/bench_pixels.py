@@ -26,7 +26,7 @@ configs/minatar_breakout.json and configs/atari_qbert.json):
 
 Usage: python scripts/bench_pixels.py [--quick] [--budget 600] [--population 256]
 ``--quick``: budget 60 s, P = 64 on Atari, fewer repeats (2 min 42 s here; ``--budget 300``:
-8 min 52 s; the default budget of 600 s about 14 min).
+8 min 52 s; the default budget, 600 s, trains 300 s longer).
 """
 
 from __future__ import annotations
