@@ -3,7 +3,9 @@
 Named as ``module:EnvId``; observations keep their image shape through the env layer (brains
 flatten what they take); Atari preprocessing and frame stacking from ``environment.wrappers``;
 two generations of an Atari run; MinAtar results identical on every handler and across an exact
-resume; one-line errors for a missing extra and for wrappers that do not fit.
+resume; one-line errors for a missing extra and for wrappers that do not fit. The shipped pixel
+configs (conv -> CTRNN), cut short: Breakout identical on every handler, resumed exactly, replayed
+from the command line; Qbert two generations on a small screen.
 """
 
 from __future__ import annotations
@@ -384,3 +386,139 @@ def test_making_an_atari_env_prints_nothing(tmp_path: Path) -> None:
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
     )
     assert done.stdout + done.stderr == ""
+
+
+# --- the shipped pixel configs (configs/minatar_breakout.json, configs/atari_qbert.json) -------
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def shipped(name: str, **changes: Any) -> dict[str, Any]:
+    """A shipped config as JSON data, top-level sections updated key by key with ``changes``."""
+    data = json.loads((CONFIGS / name).read_text())
+    for key, value in changes.items():
+        data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
+    return data
+
+
+def short_breakout(**changes: Any) -> dict[str, Any]:
+    """The shipped MinAtar Breakout config (conv -> CTRNN), cut short: population 8, episodes of
+    at most 60 steps, 3 validation episodes, sequential."""
+    short: dict[str, Any] = {
+        "optimizer": {"population_size": 8},
+        "episode_runner": {"number_fitness_runs": 2, "max_steps_per_run": 60},
+        "validation": {"every_generations": 1, "episodes": 3},
+        "evaluation": {"handler": "sequential", "vectorize": False},
+    }
+    return shipped("minatar_breakout.json", **{**short, **changes})
+
+
+def shipped_setup(data: dict[str, Any], count: int) -> Any:
+    """Template (the config's own composed brain), RunnerSpec and ``count`` genomes N(0, 0.1^2)
+    with per-individual seeds (most lose the ball after 6 steps, some return it)."""
+    from neuro_evolution.evaluation.episode import RunnerSpec
+    from neuro_evolution.run.experiment import build_template
+    from neuro_evolution.support.seeds import generation_seeds
+
+    config = parse_config(data)
+    template = build_template(config)
+    spec = RunnerSpec(environment=config.environment, episode_runner=config.episode_runner)
+    genomes = np.random.default_rng(4).normal(0, 0.1, (count, template.genome_size))
+    return template, spec, genomes, generation_seeds(5, 2, count, shared=False)
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param("mp-forkserver", marks=pytest.mark.slow), "vectorized"]
+)
+def test_the_shipped_breakout_brain_scores_the_same_on_every_handler(case: str) -> None:
+    """The shipped conv -> CTRNN brain on MinAtar Breakout: mp (forkserver) and vectorized
+    (one composed batch brain in lockstep) give the sequential results."""
+    require("minatar")
+    template, spec, genomes, seeds = shipped_setup(short_breakout(), count=24)
+    assert template.config.type_name() == "composed"
+    with SequentialHandler() as sequential:
+        sequential.start(template, spec)
+        reference = as_tuples(sequential.batch_evaluate(genomes, seeds))
+    assert len(set(reference)) > 2  # the genomes really differ
+    if case == "vectorized":
+        handler: VectorizedHandler | MultiprocessingHandler = VectorizedHandler()
+    else:
+        handler = MultiprocessingHandler(workers=2, start_method="forkserver")
+    with handler:
+        handler.start(template, spec)
+        assert as_tuples(handler.batch_evaluate(genomes, seeds)) == reference
+
+
+def test_the_shipped_breakout_config_resumed_on_another_handler_ends_identical(
+    tmp_path: Path,
+) -> None:
+    """The shipped Breakout config, short: 3 generations extended to 6 on the vectorized handler
+    equal 6 straight sequential ones (checkpoints, validation and hall of fame included)."""
+    require("minatar")
+    path = tmp_path / "breakout.json"
+    data = short_breakout(
+        number_generations=6,
+        checkpoint={"every_generations": 2, "keep": 2},
+        validation={"every_generations": 4, "episodes": 3},
+    )
+    path.write_text(json.dumps(data))
+    straight = run_straight(path, tmp_path / "straight")
+    run_dir = tmp_path / "short"
+    assert train.main([str(path), "--out", str(run_dir), "--generations", "3", "--quiet"]) == 0
+    argv = ["--resume", str(run_dir), "--generations", "6", "--handler", "vectorized"]
+    assert train.main([*argv, "--quiet"]) == 0
+    assert_identical(run_dir, straight, extended_from=3)
+
+
+def test_a_composed_breakout_run_replays_its_validation_from_the_command_line(
+    tmp_path: Path,
+) -> None:
+    """``python -m neuro_evolution.replay RUN --validation`` on a run of the shipped Breakout
+    config (conv -> CTRNN) reproduces the validation mean the run logged."""
+    require("minatar")
+    path = tmp_path / "breakout.json"
+    data = short_breakout(
+        number_generations=4,
+        optimizer={"population_size": 16},
+        validation={"every_generations": 4, "episodes": 6},
+    )
+    path.write_text(json.dumps(data))
+    run_dir = tmp_path / "run"
+    assert train.main([str(path), "--out", str(run_dir), "--quiet"]) == 0
+    row = read_log(run_dir / "log.csv")[-1]
+    logged = row["validation_mean"]
+    assert row["validation_std"] > 0  # the six episodes differ: a seed mix-up would show
+    done = subprocess.run(
+        [sys.executable, "-m", "neuro_evolution.replay", str(run_dir), "--validation"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert f"mean return {logged:.6g} " in done.stdout, (logged, done.stdout)
+
+
+def test_the_shipped_atari_config_trains_two_generations_on_a_small_screen(
+    tmp_path: Path,
+) -> None:
+    """configs/atari_qbert.json (conv -> CTRNN on stacked grayscale frames) with a 16 px screen,
+    population 4 and episodes of 20 steps: two logged generations from the command line and a
+    hall of fame of composed brains."""
+    require("atari")
+    data = shipped(
+        "atari_qbert.json",
+        number_generations=2,
+        optimizer={"population_size": 4},
+        episode_runner={"max_steps_per_run": 20},
+        validation={"every_generations": 1, "episodes": 1},
+        evaluation={"handler": "sequential"},
+    )
+    preprocessing = data["environment"]["wrappers"][1]
+    assert preprocessing["name"] == "AtariPreprocessing"
+    preprocessing["kwargs"]["screen_size"] = 16
+    path = tmp_path / "qbert.json"
+    path.write_text(json.dumps(data))
+    assert train.main([str(path), "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    log = read_log(tmp_path / "run" / "log.csv")
+    assert [row["generation"] for row in log] == [0, 1]
+    assert log[-1]["env_steps_total"] == 2 * 4 * 20
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert [part["type"] for part in config["brain"]["parts"]] == ["conv", "CTRNN"]

@@ -27,18 +27,32 @@ def extras_needed(path: Path) -> list[str]:
     return environment_extras(json.loads(path.read_text())["environment"])
 
 
+def loadable(path: Path) -> bool:
+    """Whether the config's environment loads here (its extras installed, JAX where named)."""
+    return (HAS_JAX or not needs_jax(path)) and all(map(installed, extras_needed(path)))
+
+
 def test_the_shipped_configs_cover_the_promised_environments():
     """CartPole, LunarLander, BipedalWalker and HalfCheetah ship; FFNN, CMA-ES, the QD
-    optimizers and NSGA2 among them."""
+    optimizers and NSGA2 among them; with the pixel extras, two MinAtar games and an Atari game
+    with a conv front end feeding a CTRNN."""
     require("box2d")
     require("mujoco")
-    configs = [load_config(path) for path in CONFIGS if HAS_JAX or not needs_jax(path)]
+    configs = [load_config(path) for path in CONFIGS if loadable(path)]
     env_ids = {config.environment.id for config in configs}
     assert {"CartPole-v1", "LunarLander-v3", "BipedalWalker-v3", "HalfCheetah-v5"} <= env_ids
     assert "FFNN" in {config.brain.type_name() for config in configs}
     optimizers = {json.loads(path.read_text())["optimizer"]["type"] for path in CONFIGS}
     assert {"CMA_ES", "PGPE", "MU_ES", "NSGA2", "MAP_ELITES", "CMA_ME"} <= optimizers
     assert "CTRNN" in {config.brain.type_name() for config in configs}
+    if installed("minatar") and installed("atari"):
+        pixels = [c for c in configs if c.environment.id.startswith(("minatar:", "ale_py:"))]
+        assert sum(c.environment.id.startswith("minatar:") for c in pixels) >= 2
+        assert "minatar:MinAtar/Breakout-v1" in {c.environment.id for c in pixels}
+        assert any(c.environment.id.startswith("ale_py:") for c in pixels)
+        for config in pixels:
+            parts = [part.type_name() for part in config.brain.parts]
+            assert parts == ["conv", "CTRNN"], (config.environment.id, parts)
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=[path.stem for path in CONFIGS])

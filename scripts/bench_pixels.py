@@ -1,0 +1,300 @@
+"""Benchmark: conv front end + CTRNN brains on pixel envs (MinAtar, Atari).
+
+Prints, measured in one run on this machine (the shipped configs' brains and envs,
+configs/minatar_breakout.json and configs/atari_qbert.json):
+
+1. Held-out score within a fixed budget on MinAtar Breakout: the shipped config trained on its
+   own handler (mp, 2 workers, vectorized) for ``--budget`` seconds of wall time, then its
+   center scored on the config's validation seeds (held out: >= 2**32); next to a random
+   policy (uniform actions from ``default_rng(seed)``) on the same seeds and the same step cap.
+   Published ES/GA figures on MinAtar: see PUBLISHED below (none with a number was found).
+2. Env steps/s of a population of P brains (``--population``, 256), per handler: sequential (on
+   the first ``--sequential`` individuals: a rate, so comparable), mp (2 forkserver workers), mp
+   with vectorized workers, vectorized (lockstep, one process). Every handler is checked to
+   give the sequential results on the sequential subset. MinAtar's population: mutants of the
+   trained center of part 1 (generation-0 brains lose the ball within ~10 steps, so resets
+   would dominate); Atari's: generation-0 genomes, episodes cut at the config's
+   ``max_steps_per_run``. Rates are env steps per wall second (the machine is shared: the load
+   average is printed) and, for the one-process handlers, per CPU second.
+3. jax: the project has no JAX MinAtar or Atari env (its jax handler steps gymnax classic
+   control and Brax only), so the jax handler is measured on brain steps only: the JAX batch
+   brain (conv + CTRNN, float32, jit) on P recorded observations, brain steps/s.
+4. The brain's share of the step time: one brain's ``step`` timed on the observations an
+   episode recorded, against that whole episode (env reset and steps included) in the
+   sequential runner's loop; and the batch brain's step on P recorded observations against the
+   vectorized handler's time per lane step.
+
+Usage: python scripts/bench_pixels.py [--quick] [--budget 600] [--population 256]
+``--quick``: budget 60 s, P = 64 on Atari, fewer repeats (2 min 42 s here; ``--budget 300``:
+8 min 52 s; the default budget, 600 s, trains 300 s longer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.config.tree import ExperimentConfig, load_config
+from neuro_evolution.evaluation.episode import EvaluationContext, RunnerSpec
+from neuro_evolution.evaluation.handlers.base import EvaluationHandler
+from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
+from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
+from neuro_evolution.run.experiment import Experiment, build_template
+from neuro_evolution.support.seeds import validation_seeds
+
+ROOT = Path(__file__).resolve().parent.parent
+MINATAR = ROOT / "configs" / "minatar_breakout.json"
+ATARI = ROOT / "configs" / "atari_qbert.json"
+SEED = 12345
+PUBLISHED = (
+    "published ES/GA figures on MinAtar Breakout: none found with a number. gymnax's README "
+    "(https://github.com/RobertTLange/gymnax, 'Implemented Accelerated Environments') lists "
+    "Breakout-MinAtar with 'PPO, ES (R: ???)'; gymnax-blines shows OpenES learning curves as "
+    "an image only. Young & Tian (2019, arXiv:1903.03176) report DQN and AC(lambda), not ES/GA."
+)
+
+
+def load() -> str:
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def spec_of(config: ExperimentConfig) -> RunnerSpec:
+    return RunnerSpec(environment=config.environment, episode_runner=config.episode_runner)
+
+
+def random_policy(config: ExperimentConfig, seeds: np.ndarray) -> np.ndarray:
+    """Returns of uniform random actions (from ``default_rng(seed)``) on each seed, cut at the
+    config's ``max_steps_per_run`` like the brains' episodes."""
+    env = config.environment.make()
+    limit = config.episode_runner.max_steps_per_run
+    returns = []
+    for seed in seeds.tolist():
+        env.reset(seed=seed)
+        rng, total, steps = np.random.default_rng(seed), 0.0, 0
+        while True:
+            _, reward, terminated, truncated, _ = env.step(int(rng.integers(env.action_space.n)))
+            total, steps = total + float(reward), steps + 1
+            if terminated or truncated or (limit and steps >= limit):
+                break
+        returns.append(total)
+    env.close()
+    return np.array(returns)
+
+
+def train_within(budget: float) -> np.ndarray:
+    """Train the shipped MinAtar Breakout config for ``budget`` wall seconds; print its held-out
+    score next to the random policy's; return the center."""
+    config = load_config(MINATAR)
+    config = dataclasses.replace(config, number_generations=10**6, validation=None)
+    section = load_config(MINATAR).validation
+    assert section is not None
+    seeds = validation_seeds(config.random_seed, section.episodes)
+    experiment = Experiment(config)
+    try:
+        experiment.start()
+        while experiment.wall_time < budget:
+            experiment.step()
+        candidate = experiment.candidate()
+        genomes = np.repeat(candidate.genome[None, :], len(seeds), axis=0)
+        results = experiment.handler.batch_evaluate(
+            genomes, seeds, EvaluationContext(validation=True)
+        )
+        wall, generations = experiment.wall_time, experiment.generation
+        how = experiment.handler.describe()
+        env_steps = sum(row.env_steps for row in experiment.log)
+    finally:
+        experiment.close()
+    scores = np.array([r.fitness for r in results])
+    random_scores = random_policy(config, seeds)
+    print(
+        f"MinAtar Breakout, {MINATAR.name} ({how}), {load()}:\n"
+        f"    trained {generations} generations, {env_steps:,} env steps in {wall:.0f} s "
+        f"(budget {budget:.0f} s)\n"
+        f"    held-out ({len(seeds)} episodes, seeds >= 2**32): center {scores.mean():.2f} "
+        f"+- {scores.std():.2f}\n"
+        f"    random policy, same seeds:                 {random_scores.mean():.2f} "
+        f"+- {random_scores.std():.2f}\n"
+        f"    {PUBLISHED}"
+    )
+    return candidate.genome
+
+
+def timed(handler: EvaluationHandler, genomes: np.ndarray, seeds: np.ndarray) -> tuple:
+    """(env steps per wall second, per CPU second of this process, results)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    results = handler.batch_evaluate(genomes, seeds)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    steps = sum(r.steps for r in results)
+    return steps / wall, steps / cpu, results
+
+
+def handler_rates(
+    name: str, template: BrainTemplate, spec: RunnerSpec, genomes: np.ndarray, subset: int
+) -> dict[str, float]:
+    """Print env steps/s of every numpy handler on ``genomes``; return the CPU rates."""
+    seeds = np.full(len(genomes), SEED, dtype=np.uint32)
+    cpu_rates: dict[str, float] = {}
+    with SequentialHandler() as sequential:
+        sequential.start(template, spec)
+        wall, cpu, reference = timed(sequential, genomes[:subset], seeds[:subset])
+    steps = sum(r.steps for r in reference) / subset / spec.episode_runner.number_fitness_runs
+    print(f"{name}: P={len(genomes)}, {steps:.0f} steps per episode on average, {load()}")
+    print(
+        f"    {'sequential':<22} {wall:>10,.0f} env steps/s wall {cpu:>10,.0f} per CPU s "
+        f"(first {subset} individuals)"
+    )
+    cpu_rates["sequential"] = cpu
+    handlers: dict[str, Any] = {
+        "mp (2 workers)": lambda: MultiprocessingHandler(workers=2),
+        "mp + vectorize": lambda: MultiprocessingHandler(workers=2, vectorize=True),
+        "vectorized (lockstep)": VectorizedHandler,
+    }
+    for label, make in handlers.items():
+        with make() as handler:
+            handler.start(template, spec)
+            handler.batch_evaluate(genomes[:2], seeds[:2])  # workers and envs up
+            wall, cpu, results = timed(handler, genomes, seeds)
+        if results[:subset] != reference:
+            raise SystemExit(f"{name}: {label} results differ from sequential ones")
+        one_process = label.startswith("vectorized")
+        extra = f" {cpu:>10,.0f} per CPU s" if one_process else ""
+        print(f"    {label:<22} {wall:>10,.0f} env steps/s wall{extra}")
+        if one_process:
+            cpu_rates[label] = cpu
+    return cpu_rates
+
+
+def recorded_observations(template: BrainTemplate, spec: RunnerSpec, genome: np.ndarray) -> tuple:
+    """One brain's episodes in the sequential runner's loop, until 1000 steps: the observations
+    it saw, the CPU time of the whole loop (resets included) and of the brain's steps alone."""
+    env, brain = spec.environment.make(), template.build(genome)
+    limit = spec.episode_runner.max_steps_per_run
+    observations, whole, seed = [], 0.0, 0
+    while len(observations) < 1000:
+        start = time.process_time()
+        observation, _ = env.reset(seed=seed)
+        brain.reset(np.random.default_rng(seed))
+        steps = 0
+        while True:
+            observations.append(observation)
+            observation, _, terminated, truncated, _ = env.step(brain.step(observation))
+            steps += 1
+            if terminated or truncated or (limit and steps >= limit):
+                break
+        whole += time.process_time() - start
+        seed += 1
+    env.close()
+    brain.reset(np.random.default_rng(0))
+    start = time.process_time()
+    for observation in observations:
+        brain.step(observation)
+    return observations, whole, time.process_time() - start
+
+
+def brain_share(
+    name: str,
+    template: BrainTemplate,
+    spec: RunnerSpec,
+    genomes: np.ndarray,
+    lockstep_rate: float,
+    repeats: int,
+) -> None:
+    """Print the brain's share of the step time, one brain and P brains in lockstep, and the
+    JAX batch brain's rate on the same recorded observations."""
+    observations, whole, brain_time = recorded_observations(template, spec, genomes[0])
+    count = len(genomes)
+    batch = np.stack([observations[i % len(observations)] for i in range(count)])
+    batched = template.build_batch(genomes)
+    batched.reset([np.random.default_rng(i) for i in range(count)])
+    start = time.process_time()
+    for _ in range(repeats):
+        batched.step(batch)
+    per_lane_step = (time.process_time() - start) / (repeats * count)
+    print(
+        f"    brain's share of the step time: one brain {100 * brain_time / whole:.1f}% "
+        f"({1e6 * brain_time / len(observations):.0f} of {1e6 * whole / len(observations):.0f} "
+        f"us per step over {len(observations)} steps); lockstep P={count} "
+        f"{100 * per_lane_step * lockstep_rate:.1f}% ({1e6 * per_lane_step:.1f} us of "
+        f"{1e6 / lockstep_rate:.1f} us per lane step, CPU time)"
+    )
+    jax_rate(template, genomes, batch, repeats)
+
+
+def jax_rate(template: BrainTemplate, genomes: np.ndarray, batch: np.ndarray, repeats: int) -> None:
+    """The JAX batch brain alone (no JAX env exists for these games), float32, jit on the CPU."""
+    try:
+        import jax
+        import jax.numpy as jnp
+
+        from neuro_evolution.brains.jax_brains import encode_inputs, jax_brain
+    except ImportError:
+        print("    jax: not installed, not measured")
+        return
+    brain = jax_brain(template)
+    params = brain.params(genomes, jnp.float32)
+    state = brain.initial_state(params)
+    inputs = encode_inputs(template.io, jnp.asarray(batch), jnp.float32)
+    step = jax.jit(lambda s, x: brain.step(params, s, x, None))
+    state, outputs = step(state, inputs)
+    outputs.block_until_ready()
+    wall, cpu = time.perf_counter(), time.process_time()
+    for _ in range(repeats):
+        state, outputs = step(state, inputs)
+    outputs.block_until_ready()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    count = len(genomes)
+    print(
+        f"    jax handler: no JAX env for this game in the project, so brain steps only: the JAX "
+        f"batch brain on P={count} recorded observations {repeats * count / wall:,.0f} brain "
+        f"steps/s wall, {repeats * count / cpu:,.0f} per CPU s ({jax.devices()[0].platform}, "
+        "float32, jit, compile excluded)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="budget 60 s, Atari P=64")
+    parser.add_argument("--budget", type=float, help="training seconds on MinAtar (600)")
+    parser.add_argument("--population", type=int, default=256)
+    parser.add_argument("--sequential", type=int, help="individuals run sequentially (64/16)")
+    parser.add_argument("--skip-training", action="store_true", help="part 2-4 only")
+    args = parser.parse_args()
+    budget = args.budget if args.budget is not None else (60.0 if args.quick else 600.0)
+    repeats = 20 if args.quick else 100
+    print(
+        f"bench_pixels ({'quick' if args.quick else 'full'} mode), {os.cpu_count()} CPUs, {load()}"
+    )
+    rng = np.random.default_rng(1)
+
+    config = load_config(MINATAR)
+    template, spec = build_template(config), spec_of(config)
+    center = np.zeros(template.genome_size) if args.skip_training else train_within(budget)
+    genomes = center + rng.normal(0, 0.02, (args.population, template.genome_size))
+    subset = args.sequential or min(64, args.population)
+    rates = handler_rates(f"MinAtar Breakout ({MINATAR.name})", template, spec, genomes, subset)
+    print(
+        f"    lockstep / sequential per CPU second: "
+        f"{rates['vectorized (lockstep)'] / rates['sequential']:.1f}x"
+    )
+    brain_share("MinAtar", template, spec, genomes, rates["vectorized (lockstep)"], repeats)
+
+    config = load_config(ATARI)
+    template, spec = build_template(config), spec_of(config)
+    count = 64 if args.quick else args.population
+    genomes = rng.normal(0, 0.1, (count, template.genome_size))
+    subset = args.sequential or 16
+    rates = handler_rates(f"Atari Qbert ({ATARI.name})", template, spec, genomes, subset)
+    brain_share("Atari", template, spec, genomes, rates["vectorized (lockstep)"], repeats)
+    print(f"done, {load()}")
+
+
+if __name__ == "__main__":
+    main()
