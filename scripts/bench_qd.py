@@ -16,7 +16,8 @@ it runs ``--budget`` evaluations (default the tutorial's 45,000) on the mp handl
 worker per core and prints, every 1,000 evaluations, the QD score, coverage and best elite
 (training fitness), then the wall time, and the best elite's held-out validation.
 
-Usage: python scripts/bench_qd.py [--budget 45000] [--workers 0] [--smoke]
+Usage: python scripts/bench_qd.py [--budget 45000] [--workers 0] [--smoke] [--vectorize]
+[--configs NAME ...]
 ``--smoke``: 300 evaluations each, batches cut to 30 (CMA_ME: 2 emitters of 15): under a minute.
 """
 
@@ -48,7 +49,9 @@ def batch_of(optimizer: dict[str, Any]) -> int:
     return int(optimizer.get("batch_size", 100))
 
 
-def configured(name: str, budget: int, workers: int, smoke: bool) -> dict[str, Any]:
+def configured(
+    name: str, budget: int, workers: int, smoke: bool, vectorize: bool = False
+) -> dict[str, Any]:
     """The shipped config with the budget's generations and the benchmark's handler."""
     data = json.loads((ROOT / "configs" / name).read_text())
     optimizer = data["optimizer"]
@@ -58,7 +61,7 @@ def configured(name: str, budget: int, workers: int, smoke: bool) -> dict[str, A
         else:
             optimizer["batch_size"] = 30
     data["number_generations"] = max(1, math.ceil(budget / batch_of(optimizer)))
-    data["evaluation"] = {"handler": "mp", "workers": workers}
+    data["evaluation"] = {"handler": "mp", "workers": workers, "vectorize": vectorize}
     validation = data.get("validation") or {}
     data["validation"] = {
         "every_generations": data["number_generations"],
@@ -67,10 +70,11 @@ def configured(name: str, budget: int, workers: int, smoke: bool) -> dict[str, A
     return data
 
 
-def run(name: str, budget: int, workers: int, smoke: bool) -> None:
-    data = configured(name, budget, workers, smoke)
+def run(name: str, budget: int, workers: int, smoke: bool, vectorize: bool = False) -> None:
+    data = configured(name, budget, workers, smoke, vectorize)
     experiment = Experiment(parse_config(data), quiet=True)
-    print(f"\n{name}: {data['optimizer']['type']}, {data['number_generations']} generations")
+    how = "mp workers stepping their chunks in lockstep" if vectorize else "mp"
+    print(f"\n{name}: {data['optimizer']['type']}, {data['number_generations']} generations, {how}")
     print(
         f"{'evaluations':>11}  {'QD score':>12}  {'coverage':>8}  {'best elite':>10}  {'wall s':>7}"
     )
@@ -103,11 +107,15 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=45_000, help="evaluations per optimizer")
     parser.add_argument("--workers", type=int, default=0, help="mp workers (0: one per core)")
     parser.add_argument("--smoke", action="store_true", help="300 evaluations each, small batches")
+    parser.add_argument(
+        "--vectorize", action="store_true", help="mp workers step their chunks in lockstep"
+    )
+    parser.add_argument("--configs", nargs="+", choices=CONFIGS, default=list(CONFIGS))
     args = parser.parse_args()
     budget = 300 if args.smoke else args.budget
     print(TUTORIAL)
-    for name in CONFIGS:
-        run(name, budget, args.workers, args.smoke)
+    for name in args.configs:
+        run(name, budget, args.workers, args.smoke, args.vectorize)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import dataclasses
 from typing import Any
 
 import numpy as np
+import pytest
 
 from neuro_evolution.config.schema import parse, to_dict
 from neuro_evolution.hall_of_fame import HallOfFame
@@ -130,10 +131,20 @@ def test_iso_line_children_follow_the_formula_with_the_optimizer_generator() -> 
     assert optimizer.ask().tobytes() == (parents + iso + line * (others - parents)).tobytes()
 
 
-def test_cma_me_with_diagonal_emitters_resumes_bit_identically() -> None:
-    """SEP_CMA_ES emitters: a state saved mid-run (after an ask) and loaded into a fresh
-    optimizer asks the genomes of the uninterrupted run, restarts included."""
-    section = {"type": "CMA_ME", "emitters": 2, "batch_size": 4, "covariance": "diagonal"}
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"covariance": "diagonal"},
+        {"selection": "filter"},
+        {"covariance": "diagonal", "selection": "filter"},
+    ],
+    ids=["diagonal", "filter", "diagonal-filter"],
+)
+def test_cma_me_resumes_bit_identically(options: dict) -> None:
+    """SEP_CMA_ES emitters, or parents filtered to the archive's entries: a state saved mid-run
+    (after an ask) and loaded into a fresh optimizer asks the genomes of the uninterrupted run,
+    restarts included."""
+    section = {"type": "CMA_ME", "emitters": 2, "batch_size": 4, **options}
     reference = qd_optimizer(section)
     expected = [tell_sphere(reference, g) for g in range(12)]
     assert reference.restarts.sum() > 0
@@ -143,6 +154,22 @@ def test_cma_me_with_diagonal_emitters_resumes_bit_identically() -> None:
     first.ask()
     resumed = qd_optimizer(section)
     resumed.load_state({k: np.asarray(v) for k, v in first.state().items()})
-    assert isinstance(resumed.emitters[0], SepCmaEs)
+    assert isinstance(resumed.emitters[0], SepCmaEs) == (options.get("covariance") == "diagonal")
     for g in range(5, 12):
         assert tell_sphere(resumed, g).tobytes() == expected[g].tobytes(), g
+
+
+def test_cma_me_filter_moves_each_emitter_towards_the_samples_the_archive_took() -> None:
+    """selection "filter": an emitter's update uses Table 1's parameters for as many parents as
+    samples entered the archive (here fewer than half), so its mean differs from "mu"'s."""
+    runs = {}
+    for selection in ("mu", "filter"):
+        optimizer = qd_optimizer(
+            {"type": "CMA_ME", "emitters": 1, "batch_size": 8, "selection": selection}
+        )
+        for g in range(6):
+            tell_sphere(optimizer, g)
+        runs[selection] = optimizer
+    filtered = runs["filter"].emitters[0]
+    assert filtered.params.mu < 4 and runs["mu"].emitters[0].params.mu == 4
+    assert filtered.mean.tobytes() != runs["mu"].emitters[0].mean.tobytes()

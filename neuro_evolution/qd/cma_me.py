@@ -11,6 +11,10 @@ two-stage: first by insertion status (new cell, improved elite, not added), then
 (fitness for a new cell, else fitness minus the cell's elite before it), and moves its CMA-ES
 towards the best of that ranking.
 
+``selection``: ``mu`` moves each emitter towards the best half of its ranking; ``filter``
+(pyribs' default ``selection_rule``) towards the samples that entered the archive only, with
+Table 1's weights and rates for that many parents (a stalled emitter restarts instead).
+
 Restart (pyribs' "no_improvement" rule): an emitter none of whose samples entered the archive
 starts a fresh CMA-ES (step size ``sigma``) at an elite drawn uniformly from the archive; its
 seed is ``emitter_seed(optimizer seed, emitter, restarts)``.
@@ -25,7 +29,7 @@ import numpy as np
 
 from neuro_evolution.config.schema import config_class, option
 from neuro_evolution.hall_of_fame import HallOfFame
-from neuro_evolution.optimizers.cma_common import CmaBase
+from neuro_evolution.optimizers.cma_common import CmaBase, CmaParameters
 from neuro_evolution.optimizers.cma_es import CmaEs, CmaEsConfig
 from neuro_evolution.optimizers.registry import OPTIMIZERS
 from neuro_evolution.optimizers.rng import state_array
@@ -49,6 +53,11 @@ class CmaMeConfig(QdConfig):
     covariance: Literal["full", "diagonal"] = option(
         "full", doc="full: CMA_ES emitters (O(n^2)); diagonal: SEP_CMA_ES emitters (O(n))"
     )
+    selection: Literal["mu", "filter"] = option(
+        "mu",
+        doc="parents of each emitter's update: mu: the best half of its ranking; filter: the "
+        "samples that entered the archive (pyribs' default)",
+    )
 
 
 def improvement_order(status: np.ndarray, value: np.ndarray) -> np.ndarray:
@@ -67,6 +76,7 @@ class CmaMe(QdOptimizer):
     def __init__(self, config: CmaMeConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed)
         self.restarts = np.zeros(config.emitters, dtype=np.int64)
+        self._parameter_cache: dict[int, CmaParameters] = {}
         start = np.full(genome_size, config.initial_centroid, dtype=np.float64)
         self.emitters: list[CmaBase] = [self._new_emitter(e, start) for e in range(config.emitters)]
 
@@ -77,25 +87,33 @@ class CmaMe(QdOptimizer):
             per_emitter += 5 * 8 * genome_size**2
         return config.emitters * per_emitter
 
+    def _emitter_config(self, mu: int | None = None) -> CmaEsConfig | SepCmaEsConfig:
+        """The CMA-ES config of an emitter (``mu`` parents; null: batch_size // 2)."""
+        config = self.config
+        kind = CmaEsConfig if config.covariance == "full" else SepCmaEsConfig
+        return kind(population_size=config.batch_size, mu=mu, sigma=config.sigma)
+
     def _new_emitter(self, emitter: int, mean: np.ndarray) -> CmaBase:
         """A fresh CMA-ES for ``emitter`` (seed from its restart count) centred on ``mean``."""
-        config = self.config
         seed = emitter_seed(self.seed, emitter, int(self.restarts[emitter]))
         cma: CmaBase
-        if config.covariance == "full":
-            cma = CmaEs(
-                CmaEsConfig(population_size=config.batch_size, sigma=config.sigma),
-                self.genome_size,
-                seed,
-            )
+        if self.config.covariance == "full":
+            cma = CmaEs(self._emitter_config(), self.genome_size, seed)  # type: ignore[arg-type]
         else:
-            cma = SepCmaEs(
-                SepCmaEsConfig(population_size=config.batch_size, sigma=config.sigma),
-                self.genome_size,
-                seed,
-            )
+            cma = SepCmaEs(self._emitter_config(), self.genome_size, seed)  # type: ignore[arg-type]
         cma.mean = np.array(mean, dtype=np.float64)
         return cma
+
+    def _parameters(self, parents: int) -> CmaParameters:
+        """Table 1's strategy parameters for ``parents`` parents (cached per count)."""
+        cached = self._parameter_cache.get(parents)
+        if cached is None:
+            diagonal = self.config.covariance == "diagonal"
+            cached = CmaParameters.for_genome(
+                self._emitter_config(parents), self.genome_size, diagonal
+            )
+            self._parameter_cache[parents] = cached
+        return cached
 
     def _sample(self) -> np.ndarray:
         return np.concatenate([emitter.ask() for emitter in self.emitters])
@@ -107,8 +125,11 @@ class CmaMe(QdOptimizer):
             order = improvement_order(status[rows], value[rows])
             ranked = np.empty(batch)
             ranked[order] = -np.arange(batch, dtype=np.float64)  # best first for CMA-ES
-            emitter.tell(ranked, unused)
             stalled = bool(np.all(status[rows] == NOT_ADDED))
+            if self.config.selection == "filter" and not stalled:
+                # the parents are the samples that entered the archive (they rank first)
+                emitter.params = self._parameters(int(np.sum(status[rows] != NOT_ADDED)))
+            emitter.tell(ranked, unused)
             if stalled or not np.all(np.isfinite(emitter.mean)):
                 self._restart(e)
 
