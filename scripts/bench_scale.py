@@ -188,8 +188,11 @@ def run_handler(
         fixed, fitted = fit(counts, measured)
         line = (
             f"{name}: fit gen(w) = {fixed:.3f} s + {fitted:.2f} s / w (work measured {work:.2f} s);"
-            f" 90% needs >= {9 * max(fixed, 0.0):.2f} s of work per worker per generation"
         )
+        if fixed > 0:
+            line += f" 90% needs >= {9 * fixed:.2f} s of work per worker per generation"
+        else:  # the fit cannot tell F from zero: bound it by the zero-sleep generation instead
+            line += " F is below the fit's noise: take the zero-sleep generations as its bound"
         print(line, flush=True)
     return rows
 

@@ -162,3 +162,22 @@ def test_replay_names_a_missing_elite_in_one_line(tmp_path: Path, capsys) -> Non
     (run_dir / ARCHIVE_FILE).unlink()
     assert replay.main([str(run_dir), "--elite", "0"]) == 2
     assert "archive.npz: missing" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("qd", QD)
+def test_same_seeds_every_generation_trains_every_generation_on_generation_0s_episodes(
+    qd: str,
+) -> None:
+    """With the option every elite of every generation carries generation 0's episode seed
+    (one fixed scenario); without it the generations' seeds differ."""
+    seeds = {}
+    for fixed in (False, True):
+        optimizer = {**qd_config(qd)["optimizer"], "same_seeds_every_generation": fixed}
+        experiment = run_on(qd, SequentialHandler(), optimizer=optimizer)
+        archive = experiment.optimizer.archive  # type: ignore[attr-defined]
+        cells = archive.elite_cells()
+        generations = {int(g) for g in archive.generations[cells]}
+        assert len(generations) > 1  # elites from several generations
+        seeds[fixed] = {int(s) for s in archive.seeds[cells]}
+    assert len(seeds[True]) == 1
+    assert len(seeds[False]) > 1

@@ -4,6 +4,9 @@ Training episodes (reset seeds < 2**32, every training seed of a run) start from
 state of the literature: the long pole at 4.0 degrees, everything else 0 (Gomez et al. 2008,
 Sec. 5.3; NEAT's and Shark's code use 0.07 rad). The seed does not change it: the published
 evaluation counts are for this one start state, and generalization is what validation measures.
+With ``training_starts="random"`` each training seed starts from its own state instead, drawn
+from ``default_rng(seed)`` uniformly within the generalization grid's ranges (x, x', theta_1,
+theta_1'; the short pole upright and still).
 Their return is
 
 - ``fitness="standard"``: 1 for every step after which both poles are up and the cart on the

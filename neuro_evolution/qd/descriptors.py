@@ -60,6 +60,12 @@ class QdConfig(OptimizerConfig):
         0.0,
         doc="QD score = sum over elites of (fitness - offset); set it below every fitness",
     )
+    same_seeds_every_generation: bool = option(
+        False,
+        doc="every generation trains on generation 0's episode seeds: elites of all generations "
+        "face the same episodes (one fixed scenario, as pyribs' lunar lander tutorial); "
+        "validation keeps its held-out seeds",
+    )
 
     def validate(self, path: str) -> None:
         where = join(path, "descriptors")

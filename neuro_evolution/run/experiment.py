@@ -285,10 +285,12 @@ class Experiment:
     def training_request(
         self, genomes: np.ndarray, scaler: ObservationScaler | None = None
     ) -> EvaluationRequest:
-        """Evaluations of ``genomes`` with this generation's episode seeds (and normalization)."""
+        """Evaluations of ``genomes`` with this generation's episode seeds (and normalization);
+        a QD optimizer's ``same_seeds_every_generation`` gives every generation generation 0's."""
+        fixed = getattr(self.config.optimizer, "same_seeds_every_generation", False)
         seeds = generation_seeds(
             self.config.random_seed,
-            self.generation,
+            0 if fixed else self.generation,
             len(genomes),
             self.config.episode_runner.fix_seed_for_generation,
         )
