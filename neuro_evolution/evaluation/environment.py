@@ -201,11 +201,12 @@ class EnvironmentConfig(ConfigBase):
         return env
 
     def _make_with(self, spec: str | EnvSpec, kwargs: dict[str, Any]) -> gym.Env:
-        """``gym.make``; an env constructor that refuses the config's ``kwargs`` (TypeError,
-        ValueError) is one ConfigError line on ``environment.kwargs``."""
+        """``gym.make``; an env constructor that refuses a value of the config's ``kwargs``
+        (ValueError; unknown names are refused when the config is read) is one ConfigError line
+        on ``environment.kwargs``."""
         try:
             return gym.make(spec, disable_env_checker=True, **kwargs)
-        except (TypeError, ValueError) as error:
+        except ValueError as error:
             if not self.kwargs:
                 raise
             name = spec if isinstance(spec, str) else spec.id
