@@ -10,6 +10,7 @@ import importlib
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -195,6 +196,26 @@ def run_straight(config: Path, out: Path) -> Path:
     """The uninterrupted run (in process, through the same command line)."""
     assert train.main([str(config), "--out", str(out), "--quiet"]) == 0
     return out
+
+
+def kill_then_resume(config: Path, run_dir: Path, workdir: Path, pause_after: int = 4) -> None:
+    """``train`` in a subprocess, SIGKILLed once it has finished generation ``pause_after``,
+    then resumed in process to the end."""
+    process = start_train(
+        [str(config), "--out", str(run_dir), "--quiet"], workdir, pause_after=pause_after
+    )
+    wait_until_stopped(process)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait(timeout=60) == -signal.SIGKILL
+    assert train.main(["--resume", str(run_dir), "--quiet"]) == 0
+
+
+def assert_npz_identical(a: Path, b: Path) -> None:
+    """The two npz files hold the same arrays, byte for byte (loaded without pickle)."""
+    x, y = np.load(a, allow_pickle=False), np.load(b, allow_pickle=False)
+    assert sorted(x.files) == sorted(y.files)
+    for key in x.files:
+        assert x[key].tobytes() == y[key].tobytes(), key
 
 
 def final_state(run_dir: Path) -> dict[str, Any]:

@@ -4,7 +4,6 @@ solves, exact resume, Dask workers on the JAX path, and one-line refusals."""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import textwrap
@@ -13,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import assert_identical, require, small_config, start_train, wait_until_stopped
+from helpers import assert_identical, kill_then_resume, require, small_config
 
 require("jax")
 import jax  # noqa: E402
@@ -148,11 +147,7 @@ def test_jax_handler_resumes_exactly_after_sigkill(tmp_path: Path) -> None:
     straight = tmp_path / "straight"
     assert train.main([str(config), "--out", str(straight), "--quiet"]) == 0
     run_dir = tmp_path / "killed"
-    process = start_train([str(config), "--out", str(run_dir), "--quiet"], tmp_path, pause_after=4)
-    wait_until_stopped(process)
-    process.send_signal(signal.SIGKILL)
-    assert process.wait(timeout=60) == -signal.SIGKILL
-    assert train.main(["--resume", str(run_dir), "--quiet"]) == 0
+    kill_then_resume(config, run_dir, tmp_path)
     assert_identical(run_dir, straight)
 
 

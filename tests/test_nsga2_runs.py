@@ -6,7 +6,6 @@ front member reproduces its objectives, and a run without objectives stays a pla
 from __future__ import annotations
 
 import json
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +14,15 @@ import pytest
 from helpers import (
     NSGA2_OBJECTIVES,
     assert_identical,
+    assert_npz_identical,
+    kill_then_resume,
     nsga2_config,
     require,
     run_straight,
     small_config,
-    start_train,
-    wait_until_stopped,
 )
 
-from neuro_evolution import replay, train
+from neuro_evolution import replay
 from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
@@ -231,17 +230,9 @@ def test_sigkill_then_resume_ends_identical_front_and_all(tmp_path: Path) -> Non
     config = config_file(tmp_path)
     straight = run_straight(config, tmp_path / "straight")
     run_dir = tmp_path / "killed"
-    process = start_train([str(config), "--out", str(run_dir), "--quiet"], tmp_path, pause_after=4)
-    wait_until_stopped(process)
-    process.send_signal(signal.SIGKILL)
-    assert process.wait(timeout=60) == -signal.SIGKILL
-    assert train.main(["--resume", str(run_dir), "--quiet"]) == 0
+    kill_then_resume(config, run_dir, tmp_path)
     assert_identical(run_dir, straight)
-    a = np.load(run_dir / PARETO_FILE, allow_pickle=False)
-    b = np.load(straight / PARETO_FILE, allow_pickle=False)
-    assert sorted(a.files) == sorted(b.files)
-    for key in a.files:
-        assert a[key].tobytes() == b[key].tobytes(), key
+    assert_npz_identical(run_dir / PARETO_FILE, straight / PARETO_FILE)
 
 
 def test_run_directory_holds_the_front_and_replay_reproduces_every_member(

@@ -5,20 +5,19 @@ gains the QD columns, and replaying an elite reproduces its archived fitness."""
 from __future__ import annotations
 
 import json
-import signal
 from pathlib import Path
 
 import numpy as np
 import pytest
 from helpers import (
     assert_identical,
+    assert_npz_identical,
+    kill_then_resume,
     qd_config,
     run_straight,
-    start_train,
-    wait_until_stopped,
 )
 
-from neuro_evolution import replay, train
+from neuro_evolution import replay
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
@@ -95,17 +94,9 @@ def test_sigkill_then_resume_ends_identical_archive_and_all(tmp_path: Path, qd: 
     config = config_file(tmp_path, qd, observation_normalization={}, optimizer=optimizer)
     straight = run_straight(config, tmp_path / "straight")
     run_dir = tmp_path / "killed"
-    process = start_train([str(config), "--out", str(run_dir), "--quiet"], tmp_path, pause_after=4)
-    wait_until_stopped(process)
-    process.send_signal(signal.SIGKILL)
-    assert process.wait(timeout=60) == -signal.SIGKILL
-    assert train.main(["--resume", str(run_dir), "--quiet"]) == 0
+    kill_then_resume(config, run_dir, tmp_path)
     assert_identical(run_dir, straight)
-    a = np.load(run_dir / ARCHIVE_FILE, allow_pickle=False)
-    b = np.load(straight / ARCHIVE_FILE, allow_pickle=False)
-    assert sorted(a.files) == sorted(b.files)
-    for key in a.files:
-        assert a[key].tobytes() == b[key].tobytes(), key
+    assert_npz_identical(run_dir / ARCHIVE_FILE, straight / ARCHIVE_FILE)
 
 
 @pytest.mark.parametrize("qd", QD)
