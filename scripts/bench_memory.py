@@ -175,7 +175,7 @@ def bench_double_pole(seeds: list[int], cases: list[str] | None) -> None:
         overall = f"> {case.cap:,}" if math.isinf(everyone) else f"{everyone:,.0f}"
         print(
             f"| {case.name} | {len(solved)}/{len(runs)} (cap {case.cap:,}) | {overall} | "
-            f"{median(solved):,.0f} | {wall:.1f} s |",
+            f"{f'{median(solved):,.0f}' if solved else '-'} | {wall:.1f} s |",
             flush=True,
         )
         print("  per seed: " + ", ".join(
