@@ -304,6 +304,37 @@ def sequential_results(setup: Setup) -> list[tuple]:
         return as_tuples(sequential.batch_evaluate(setup.genomes, setup.seeds))
 
 
+def assert_handler_matches_sequential(setup: Setup, case: str) -> None:
+    """``case`` "vectorized" (a SyncVectorEnv of the env) or "mp" (2 forkserver workers)
+    evaluates ``setup``'s generation exactly as the sequential handler does, on genomes whose
+    results really differ."""
+    from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
+    from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
+
+    reference = sequential_results(setup)
+    assert len({fitness for fitness, *_ in reference}) > 2  # the genomes really differ
+    if case == "vectorized":
+        handler: VectorizedHandler | MultiprocessingHandler = VectorizedHandler()
+    else:
+        handler = MultiprocessingHandler(workers=2, start_method="forkserver")
+    with handler:
+        handler.start(setup.template, setup.spec)
+        assert as_tuples(handler.batch_evaluate(setup.genomes, setup.seeds)) == reference
+        if case == "vectorized":
+            assert "SyncVectorEnv" in handler.describe()
+
+
+def extend_on_vectorized(path: Path, tmp_path: Path) -> None:
+    """The run of config ``path`` for 3 generations, extended to 6 on the vectorized handler,
+    equals 6 straight ones (the extension's one extra validation aside)."""
+    straight = run_straight(path, tmp_path / "straight")
+    run_dir = tmp_path / "short"
+    assert train.main([str(path), "--out", str(run_dir), "--generations", "3", "--quiet"]) == 0
+    argv = ["--resume", str(run_dir), "--generations", "6", "--handler", "vectorized"]
+    assert train.main([*argv, "--quiet"]) == 0
+    assert_identical(run_dir, straight, extended_from=3)
+
+
 LEAF_EXTENSIONS = """basicConstraints = critical, CA:FALSE
 keyUsage = critical, digitalSignature, keyEncipherment
 extendedKeyUsage = serverAuth, clientAuth

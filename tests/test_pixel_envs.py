@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 from helpers import (
     as_tuples,
-    assert_identical,
+    assert_handler_matches_sequential,
     config_setup,
+    extend_on_vectorized,
     require,
-    run_straight,
     sequential_results,
     small_config,
     start_up_error,
@@ -217,17 +217,7 @@ def test_minatar_results_are_identical_on_every_handler(case: str) -> None:
     SyncVectorEnv of MinAtar envs, bool images gathered as floats) match sequential."""
     require("minatar")
     setup = config_setup(minatar_run(), count=12)
-    reference = sequential_results(setup)
-    assert len({fitness for fitness, *_ in reference}) > 2  # the genomes really differ
-    if case == "vectorized":
-        handler: VectorizedHandler | MultiprocessingHandler = VectorizedHandler()
-    else:
-        handler = MultiprocessingHandler(workers=2, start_method="forkserver")
-    with handler:
-        handler.start(setup.template, setup.spec)
-        assert as_tuples(handler.batch_evaluate(setup.genomes, setup.seeds)) == reference
-        if case == "vectorized":
-            assert "SyncVectorEnv" in handler.describe()
+    assert_handler_matches_sequential(setup, case)
 
 
 def test_a_minatar_run_resumed_on_another_handler_ends_identical(tmp_path: Path) -> None:
@@ -237,12 +227,7 @@ def test_a_minatar_run_resumed_on_another_handler_ends_identical(tmp_path: Path)
     path = tmp_path / "breakout.json"
     data = minatar_run(number_generations=6, checkpoint={"every_generations": 2, "keep": 2})
     path.write_text(json.dumps(data))
-    straight = run_straight(path, tmp_path / "straight")
-    run_dir = tmp_path / "short"
-    assert train.main([str(path), "--out", str(run_dir), "--generations", "3", "--quiet"]) == 0
-    argv = ["--resume", str(run_dir), "--generations", "6", "--handler", "vectorized"]
-    assert train.main([*argv, "--quiet"]) == 0
-    assert_identical(run_dir, straight, extended_from=3)
+    extend_on_vectorized(path, tmp_path)
 
 
 # A missing extra, simulated by hiding its module (``None`` in sys.modules makes imports fail).
@@ -461,12 +446,7 @@ def test_the_shipped_breakout_config_resumed_on_another_handler_ends_identical(
         validation={"every_generations": 4, "episodes": 3},
     )
     path.write_text(json.dumps(data))
-    straight = run_straight(path, tmp_path / "straight")
-    run_dir = tmp_path / "short"
-    assert train.main([str(path), "--out", str(run_dir), "--generations", "3", "--quiet"]) == 0
-    argv = ["--resume", str(run_dir), "--generations", "6", "--handler", "vectorized"]
-    assert train.main([*argv, "--quiet"]) == 0
-    assert_identical(run_dir, straight, extended_from=3)
+    extend_on_vectorized(path, tmp_path)
 
 
 def test_a_composed_breakout_run_replays_its_validation_from_the_command_line(

@@ -11,19 +11,16 @@ from typing import Any
 
 import pytest
 from helpers import (
-    as_tuples,
+    assert_handler_matches_sequential,
     config_setup,
     require,
-    sequential_results,
     small_config,
     without_time,
 )
 
 from neuro_evolution import train
 from neuro_evolution.config.tree import parse_config
-from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
 from neuro_evolution.run.experiment import Experiment
 
 require("popgym")
@@ -80,17 +77,7 @@ def test_popgym_results_are_identical_on_every_handler(space: str, case: str) ->
     FlattenObservation): mp and vectorized (a SyncVectorEnv of POPGym envs) match sequential."""
     setup = config_setup(popgym_config(ENVS[space]), count=12)
     assert setup.template.io.input_size == INPUTS[space]
-    reference = sequential_results(setup)
-    assert len({fitness for fitness, *_ in reference}) > 2  # the genomes really differ
-    if case == "vectorized":
-        handler: VectorizedHandler | MultiprocessingHandler = VectorizedHandler()
-    else:
-        handler = MultiprocessingHandler(workers=2, start_method="forkserver")
-    with handler:
-        handler.start(setup.template, setup.spec)
-        assert as_tuples(handler.batch_evaluate(setup.genomes, setup.seeds)) == reference
-        if case == "vectorized":
-            assert "SyncVectorEnv" in handler.describe()
+    assert_handler_matches_sequential(setup, case)
 
 
 @pytest.mark.parametrize("space", ["Tuple", "MultiDiscrete"])
