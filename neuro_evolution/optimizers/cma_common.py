@@ -52,6 +52,13 @@ class CmaConfig(OptimizerConfig):
         "superlinear",
         doc="recombination weights of the mu best: superlinear (ln), linear or equal",
     )
+    restart_every_generations: int | None = option(
+        None,
+        doc="start a fresh search (the initial mean and sigma, C = I, empty paths; the "
+        "generator runs on) every this many generations; the run then stands behind the new "
+        "mean. null: never",
+        ge=1,
+    )
 
     def validate(self, path: str) -> None:
         size = self.population_size
@@ -148,6 +155,8 @@ class CmaBase(Optimizer):
         self.ps = np.zeros(genome_size)  # evolution path of sigma, Eq. (43)
         self.pc = np.zeros(genome_size)  # evolution path of C, Eq. (45)
         self.generation = 0
+        self.restarts = 0  # fresh starts so far (restart_every_generations)
+        self.restart_generation = 0  # the generation count at the last fresh start
         self._random = owned_generator(seed, GENERATOR_PURPOSE)
         self._steps: np.ndarray | None = None  # y_k of the pending ask, (lambda, n)
 
@@ -168,6 +177,10 @@ class CmaBase(Optimizer):
     @abstractmethod
     def _adapt_covariance(self, best: np.ndarray, hsig: float) -> None:
         """Eq. (47) from the asked steps of rows ``best`` (best first) and the h_sigma flag."""
+
+    @abstractmethod
+    def _reset_covariance(self) -> None:
+        """C = I, as at the start."""
 
     @abstractmethod
     def _covariance_state(self) -> dict[str, Any]:
@@ -199,13 +212,27 @@ class CmaBase(Optimizer):
         ps_norm = float(np.linalg.norm(self.ps))
         # h_sigma (below Eq. 45): stall the pc update while ||ps|| is large.
         threshold = (1.4 + 2 / (n + 1)) * p.chi_n
-        hsig = float(ps_norm / sqrt(1 - (1 - p.cs) ** (2 * (self.generation + 1))) < threshold)
+        since = self.generation + 1 - self.restart_generation  # generations of this search
+        hsig = float(ps_norm / sqrt(1 - (1 - p.cs) ** (2 * since)) < threshold)
         self.pc *= 1 - p.cc  # Eq. (45)
         self.pc += hsig * sqrt(p.cc * (2 - p.cc) * p.mueff) * y_w
         self._adapt_covariance(best, hsig)
         self.sigma *= exp(p.cs / p.damps * (ps_norm / p.chi_n - 1))  # Eq. (44)
         self._steps = None
         self.generation += 1
+        every = self.config.restart_every_generations
+        if every is not None and self.generation - self.restart_generation >= every:
+            self._restart()
+
+    def _restart(self) -> None:
+        """A fresh search distribution; the generation count and the generator run on."""
+        self.mean = np.full(self.genome_size, self.config.initial_centroid or 0.0)
+        self.sigma = float(self.config.sigma)
+        self.ps = np.zeros(self.genome_size)
+        self.pc = np.zeros(self.genome_size)
+        self._reset_covariance()
+        self.restarts += 1
+        self.restart_generation = self.generation
 
     def center(self) -> np.ndarray:
         """The distribution's mean m."""
@@ -218,6 +245,8 @@ class CmaBase(Optimizer):
         return {
             "optimizer": self.NAME,
             "generation": self.generation,
+            "restarts": self.restarts,
+            "restart_generation": self.restart_generation,
             "mean": self.mean.copy(),
             "sigma": self.sigma,
             "ps": self.ps.copy(),
@@ -247,6 +276,11 @@ class CmaBase(Optimizer):
         self.mean, self.ps, self.pc = mean, ps, pc
         self.sigma = float(state_scalar(state, "sigma"))
         self.generation = int(state_scalar(state, "generation"))
+        # states saved before restarts existed have neither key: no restart yet
+        self.restarts = int(state_scalar(state, "restarts")) if "restarts" in state else 0
+        self.restart_generation = (
+            int(state_scalar(state, "restart_generation")) if "restart_generation" in state else 0
+        )
         self._steps = steps if has_asked else None
 
     @classmethod

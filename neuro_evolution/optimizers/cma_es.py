@@ -93,6 +93,12 @@ class CmaEs(CmaBase):
         floor = max(float(eigenvalues[-1]), 0.0) * 1e-20 + np.finfo(np.float64).tiny
         self.D = np.sqrt(np.maximum(eigenvalues, floor))
 
+    def _reset_covariance(self) -> None:
+        self.C = np.eye(self.genome_size)
+        self.B = np.eye(self.genome_size)
+        self.D = np.ones(self.genome_size)
+        self.eigen_generation = self.generation
+
     def _covariance_state(self) -> dict[str, Any]:
         return {
             "C": self.C.copy(),

@@ -87,6 +87,10 @@ class SepCmaEs(CmaBase):
         self._weighted_squares = np.zeros(0)
         self.D = np.sqrt(self.C)
 
+    def _reset_covariance(self) -> None:
+        self.C = np.ones(self.genome_size)
+        self.D = np.ones(self.genome_size)
+
     def _covariance_state(self) -> dict[str, Any]:
         return {"C_diagonal": self.C.copy()}
 
