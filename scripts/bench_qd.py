@@ -8,8 +8,10 @@ velocity) over a 50 x 50 grid of [-1, 1] x [-3, 0];
 QD score offset -600. The tutorial runs CMA-ME with 5 improvement ("2imp") emitters of batch 30
 for 300 iterations = 45,000 evaluations and prints, after 300 iterations: 2,493 elites,
 coverage 0.9972, QD score 1,387,979.8, best objective 312.4, in 1,160.5 s (Colab, 2 Dask
-workers). Its env resets with seed 52 every time; ours with the run's per-generation episode
-seeds (one shared seed per generation), so an elite here has met one of many starts.
+workers). Its env resets with seed 52 every time. The shipped CMA_ME config also plays one
+fixed scenario (``same_seeds_every_generation``: generation 0's shared seed, 3,209,444,514 for
+run seed 1); MAP_ELITES plays a new shared seed every generation, so its elites have met many.
+To compare on the same scenario, run pyribs' tutorial code with that env seed.
 
 For each of ``configs/qd_lunarlander_map_elites.json`` and ``configs/qd_lunarlander_cma_me.json``
 it runs ``--budget`` evaluations (default the tutorial's 45,000) on the mp handler with one
