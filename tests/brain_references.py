@@ -113,15 +113,7 @@ class ReferenceCTRNN:
         self.rng = rng
 
     def inputs(self, observation: Any) -> list[float]:
-        u = encode(observation, self.space)
-        if self.config.normalize_input:
-            target = self.config.normalize_input_target
-            low, high = self.space.low.reshape(-1), self.space.high.reshape(-1)
-            for k in range(len(u)):
-                lo, hi = float(low[k]), float(high[k])
-                if -1e5 < lo < hi < 1e5:
-                    u[k] = ((u[k] - lo) / (hi - lo) - 0.5) * (2 * target)
-        return u
+        return scaled_inputs(encode(observation, self.space), self.config, self.space)
 
     def step(self, observation: Any) -> list[float]:
         c = self.config
@@ -141,6 +133,20 @@ class ReferenceCTRNN:
             y = [y[i] + c.parameter_perturbations * float(noise[i]) for i in range(N)]
         self.y = [min(max(y[i], self.low[i]), self.high[i]) for i in range(N)]
         return [math.tanh(v) for v in dot_columns(self.y, self.T)]
+
+
+def scaled_inputs(u: list[float], config: Any, space: gym.Space) -> list[float]:
+    """``normalize_input``: every element with both bounds inside +-1e5 mapped from [low, high]
+    to [-target, target]; the others as they are."""
+    if not config.normalize_input:
+        return u
+    target = config.normalize_input_target
+    low, high = space.low.reshape(-1), space.high.reshape(-1)
+    for k in range(len(u)):
+        lo, hi = float(low[k]), float(high[k])
+        if -1e5 < lo < hi < 1e5:
+            u[k] = ((u[k] - lo) / (hi - lo) - 0.5) * (2 * target)
+    return u
 
 
 def sigmoid(x: float) -> float:
@@ -170,6 +176,7 @@ class ReferenceLSTM:
         self.b_out = read.vector(template.io.output_size) if c.use_bias else None
         read.done()
         self.H = H
+        self.config = c
         self.reset(None)
 
     def reset(self, rng: Any) -> None:
@@ -178,7 +185,7 @@ class ReferenceLSTM:
 
     def step(self, observation: Any) -> list[float]:
         H = self.H
-        x = encode(observation, self.space)
+        x = scaled_inputs(encode(observation, self.space), self.config, self.space)
         for layer, (U, R, b) in enumerate(self.layers):
             from_input = dot_columns(x, U)
             from_state = dot_columns(self.h[layer], R)

@@ -54,6 +54,8 @@ def test_ctrnn_matches_reference(options: dict[str, Any]) -> None:
         {"hidden_size": 1},
         {"hidden_size": 4, "number_layers": 2},
         {"hidden_size": 3, "number_layers": 3, "use_bias": False},
+        {"hidden_size": 3, "number_layers": 2, "normalize_input": True},
+        {"hidden_size": 2, "normalize_input": True, "normalize_input_target": 20.0},
     ],
 )
 def test_lstm_matches_reference(options: dict[str, Any]) -> None:

@@ -30,6 +30,7 @@ LSTM_CASES = [
     {"hidden_size": 1},
     {"hidden_size": 4, "number_layers": 2},
     {"hidden_size": 3, "number_layers": 3, "use_bias": False},
+    {"hidden_size": 3, "normalize_input": True, "normalize_input_target": 2.0},
 ]
 FFNN_CASES = [
     {"hidden_layers": [6]},

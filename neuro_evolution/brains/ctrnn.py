@@ -43,6 +43,7 @@ import numpy as np
 
 from neuro_evolution.brains.activations import ACTIVATIONS, RowSelection, as_is
 from neuro_evolution.brains.base import BatchBrain, Brain, BrainConfig, BrainTemplate
+from neuro_evolution.brains.input_scaling import NORMALIZE_DOC, input_scaling
 from neuro_evolution.brains.masks import (
     MaskType,
     Section,
@@ -58,7 +59,6 @@ from neuro_evolution.config.schema import ConfigError, config_class, join, optio
 from neuro_evolution.support.frozen import frozen_dataclass, readonly
 
 MASK_PARAM_DOC = "random: density in [0, 1]; logarithmic: base >= 1.05; learned: percentile kept"
-NORMALIZE_LIMIT = 1e5  # Box bounds at or beyond this magnitude count as unbounded
 
 
 @config_class
@@ -103,11 +103,7 @@ class CTRNNConfig(BrainConfig):
     w_mask_param: float = option(1.0, doc=MASK_PARAM_DOC)
     t_mask: MaskType = option("dense", doc="which output weights T (N x outputs) exist")
     t_mask_param: float = option(1.0, doc=MASK_PARAM_DOC)
-    normalize_input: bool = option(
-        False,
-        doc="scale Box observation elements with both bounds within ±1e5 from [low, high] to "
-        "[-target, target]; elements with larger or infinite bounds stay as they are",
-    )
+    normalize_input: bool = option(False, doc=NORMALIZE_DOC)
     normalize_input_target: float = option(1.0, doc="the target of normalize_input", gt=0)
     parameter_perturbations: float = option(
         0.0, doc="std of Gaussian noise added to the state each step (from reset's rng)", ge=0
@@ -411,7 +407,9 @@ class CTRNNTemplate(_PlannedTemplate):
         w_mask = make_mask(config.w_mask, N, N, config.w_mask_param, rng)
         t_mask = make_mask(config.t_mask, N, io.output_size, config.t_mask_param, rng)
         _, size = genome_layout(config, v_mask, w_mask, t_mask)
-        scale, shift = _input_scaling(config, observation_space)
+        scale, shift = input_scaling(
+            config.normalize_input, config.normalize_input_target, observation_space
+        )
         shape = tuple(observation_space.shape or ()) if io.observation_kind == "box" else ()
         return cls(
             config=config, io=io, genome_size=size, observation_shape=shape, v_mask=v_mask,
@@ -428,23 +426,3 @@ class CTRNNTemplate(_PlannedTemplate):
     def build_batch(self, genomes: np.ndarray) -> CTRNNBatchBrain:
         genomes = self.check_genomes(genomes)
         return CTRNNBatchBrain(self.io, self._plan, genomes)
-
-
-def _input_scaling(config: CTRNNConfig, space: gym.Space) -> tuple[np.ndarray, np.ndarray]:
-    """(scale, shift) mapping bounded Box elements from [low, high] to [-target, target]."""
-    if not config.normalize_input:
-        return np.zeros(0), np.zeros(0)
-    if not isinstance(space, gym.spaces.Box):
-        raise ConfigError(
-            "brain.normalize_input",
-            f"needs a Box observation space, got {space}; set it to false for this env",
-        )
-    low = np.asarray(space.low, dtype=np.float64).ravel()
-    high = np.asarray(space.high, dtype=np.float64).ravel()
-    bounded = (low > -NORMALIZE_LIMIT) & (high < NORMALIZE_LIMIT) & (high > low)
-    target = config.normalize_input_target
-    scale = np.ones_like(low)
-    shift = np.zeros_like(low)
-    scale[bounded] = 2.0 * target / (high[bounded] - low[bounded])
-    shift[bounded] = -target - low[bounded] * scale[bounded]
-    return scale, shift

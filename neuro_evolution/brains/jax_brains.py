@@ -176,7 +176,7 @@ class LSTMJaxBrain(JaxBrain):
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
         template = self.template
         assert isinstance(template, LSTMTemplate)
-        genomes = template.check_genomes(genomes)
+        genomes = template.scaled(np.array(template.check_genomes(genomes)))  # a copy to fold
         layers, (out_weights, out_bias) = _views(template, genomes)
         return {
             "M": [_last(m, dtype) for m, _ in layers],

@@ -10,6 +10,10 @@ Like the CTRNN, weights are (source × target) and the network works on row vect
 and the output is tanh(h_{L-1}·O + b_out), mapped to the env's action space. The state (h, c)
 starts at zero on every reset, so the same genome and seed always behave the same.
 
+``normalize_input`` scales bounded Box inputs to [-target, target] (``input_scaling.py``), folded
+into U_0 and b_0 when a brain is filled; a shift (bounds not symmetric about 0) needs
+``use_bias``.
+
 Genome layout, in this order: for every layer l, U_l (n_l × 4H, n_0 = inputs, n_l = H after),
 R_l (H × 4H), then b_l (4H) with ``use_bias``; then O (H × outputs), then b_out (outputs) with
 ``use_bias``. All matrices row-major, gate columns in the order i, f, o, g.
@@ -20,16 +24,24 @@ its h vectors in one buffer [x | h_0 | h_1 | ...], so [x_l | h_l] is a view and 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.activations import RowSelection, as_is, sigmoid_
-from neuro_evolution.brains.base import BatchBrain, Brain, BrainConfig, BrainTemplate
+from neuro_evolution.brains.base import (
+    BatchBrain,
+    Brain,
+    BrainConfig,
+    BrainTemplate,
+    _unflatten,
+)
+from neuro_evolution.brains.input_scaling import NORMALIZE_DOC, fold_input_scaling, input_scaling
 from neuro_evolution.brains.registry import BRAINS
 from neuro_evolution.brains.spaces import SpaceAdapter
-from neuro_evolution.config.schema import config_class, option
+from neuro_evolution.config.schema import ConfigError, config_class, option
 from neuro_evolution.support.frozen import frozen_dataclass, readonly
 
 
@@ -40,6 +52,8 @@ class LSTMConfig(BrainConfig):
     number_layers: int = option(1, doc="stacked LSTM layers", ge=1)
     hidden_size: int = option(8, doc="cells H of every LSTM layer", ge=1)
     use_bias: bool = option(True, doc="a bias vector for every layer's gates and the output")
+    normalize_input: bool = option(False, doc=NORMALIZE_DOC)
+    normalize_input_target: float = option(1.0, doc="the target of normalize_input", gt=0)
 
 
 Part = tuple[slice, tuple[int, int], slice]  # weights, their shape, biases
@@ -146,7 +160,7 @@ class LSTMBatchBrain(BatchBrain):
         count = genomes.shape[0]
         config, io = template.config, template.io
         self.template = template
-        self.selection = RowSelection({"params": genomes.copy()}, count)
+        self.selection = RowSelection({"params": template.scaled(genomes.copy())}, count)
         self.h = np.zeros((count, io.input_size + config.number_layers * config.hidden_size))
         self.c = np.zeros((count, config.number_layers, config.hidden_size))
         self.o = np.zeros((count, io.output_size))
@@ -204,6 +218,8 @@ class LSTMTemplate(BrainTemplate[LSTMConfig, LSTMBrain]):
     io: SpaceAdapter
     genome_size: int
     observation_shape: tuple[int, ...]
+    input_scale: np.ndarray  # normalize_input: u' = u * scale + shift (empty when off)
+    input_shift: np.ndarray
 
     @classmethod
     def from_config(
@@ -216,13 +232,42 @@ class LSTMTemplate(BrainTemplate[LSTMConfig, LSTMBrain]):
         io = SpaceAdapter.from_spaces(observation_space, action_space)
         _, (_, _, output_biases) = _layout(config, io)
         shape = tuple(observation_space.shape or ()) if io.observation_kind == "box" else ()
-        return cls(config=config, io=io, genome_size=output_biases.stop, observation_shape=shape)
+        scale, shift = input_scaling(
+            config.normalize_input, config.normalize_input_target, observation_space
+        )
+        if not config.use_bias and np.any(shift != 0.0):
+            raise ConfigError(
+                "brain.normalize_input",
+                "this env's bounds are not symmetric about 0, so the inputs are shifted, which "
+                "needs the gate biases: set brain.use_bias to true",
+            )
+        return cls(
+            config=config, io=io, genome_size=output_biases.stop, observation_shape=shape,
+            input_scale=scale, input_shift=shift,
+        )  # fmt: skip
+
+    @classmethod
+    def restore(cls, state: Mapping[str, Any]) -> LSTMTemplate:
+        """A saved template; one saved before ``normalize_input`` existed has no scaling."""
+        if "input_scale" not in state:
+            state = {**state, "input_scale": np.zeros(0), "input_shift": np.zeros(0)}
+        return _unflatten(cls, "", state)
+
+    def scaled(self, params: np.ndarray) -> np.ndarray:
+        """(G,) or (P, G) ``params`` with ``normalize_input`` folded into U_0 and b_0, in place
+        (unchanged when it is off)."""
+        if self.input_scale.size:
+            (weights, bias), *_ = _views(self, params)[0]
+            inputs = weights[..., : self.io.input_size, :]
+            fold_input_scaling(inputs, bias, self.input_scale, self.input_shift)
+        return params
 
     def new_brain(self) -> LSTMBrain:
         return LSTMBrain(self)
 
     def fill(self, brain: LSTMBrain, genome: np.ndarray) -> None:
         brain.params[...] = genome
+        self.scaled(brain.params)
 
     def build_batch(self, genomes: np.ndarray) -> LSTMBatchBrain:
         genomes = self.check_genomes(genomes)
