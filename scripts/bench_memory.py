@@ -21,9 +21,9 @@ task and brain type, median of seeds 1..M. The recurrent brains (CTRNN, LSTM) fa
 control: a task that needs memory is one where the control stays near random play.
 
 Every case starts from a shipped config; only the run seed, the stopping rule and, for the LSTM
-cases, the brain change (an LSTM has no ``normalize_input``, so these cases also turn on the
-run's observation normalization). Training episodes of the non-Markov shipped config
-start from the literature's standard state (the env's ``training_starts`` is "standard").
+cases, the brain change (a 3-unit LSTM with the CTRNN's input scaling). Training episodes of
+the non-Markov shipped config start from the literature's standard state (the env's
+``training_starts`` is "standard").
 
 Usage:
     python scripts/bench_memory.py                      # everything (the double pole alone:
@@ -85,10 +85,10 @@ CTRNN_8_INPLACE = {
 }  # fmt: skip
 
 
-# The LSTM has no normalize_input (the CTRNN's fixed input gain), so its cases scale the
-# inputs with the run's observation normalization, as the linear control's config does.
+# The LSTM cases scale the inputs as the shipped CTRNNs do (normalize_input, target 20).
 LSTM_3 = {
-    "brain": {"type": "LSTM", "hidden_size": 3}, "observation_normalization": {"clip": 5.0}
+    "brain": {"type": "LSTM", "hidden_size": 3, "normalize_input": True,
+              "normalize_input_target": 20.0}
 }  # fmt: skip
 DOUBLE_POLE = [
     DoublePoleCase("non-Markov CTRNN (shipped)", "double_pole_nonmarkov.json", {}, 20_000),
