@@ -150,10 +150,7 @@ class CmaBase(Optimizer):
             raise ValueError(f"genome_size: must be >= 1, got {genome_size}")
         self.params = CmaParameters.for_genome(config, genome_size, diagonal)
         self.population_size = self.params.population_size
-        self.mean = np.full(genome_size, config.initial_centroid or 0.0, dtype=np.float64)
-        self.sigma = float(config.sigma)
-        self.ps = np.zeros(genome_size)  # evolution path of sigma, Eq. (43)
-        self.pc = np.zeros(genome_size)  # evolution path of C, Eq. (45)
+        self._fresh_distribution()
         self.generation = 0
         self.restarts = 0  # fresh starts so far (restart_every_generations)
         self.restart_generation = 0  # the generation count at the last fresh start
@@ -180,7 +177,7 @@ class CmaBase(Optimizer):
 
     @abstractmethod
     def _reset_covariance(self) -> None:
-        """C = I, as at the start."""
+        """C = I: at the start and after a restart."""
 
     @abstractmethod
     def _covariance_state(self) -> dict[str, Any]:
@@ -224,12 +221,17 @@ class CmaBase(Optimizer):
         if every is not None and self.generation - self.restart_generation >= every:
             self._restart()
 
+    def _fresh_distribution(self) -> None:
+        """The initial mean and sigma and empty evolution paths (C is the subclass's)."""
+        n = self.genome_size
+        self.mean = np.full(n, self.config.initial_centroid or 0.0, dtype=np.float64)
+        self.sigma = float(self.config.sigma)
+        self.ps = np.zeros(n)  # evolution path of sigma, Eq. (43)
+        self.pc = np.zeros(n)  # evolution path of C, Eq. (45)
+
     def _restart(self) -> None:
         """A fresh search distribution; the generation count and the generator run on."""
-        self.mean = np.full(self.genome_size, self.config.initial_centroid or 0.0)
-        self.sigma = float(self.config.sigma)
-        self.ps = np.zeros(self.genome_size)
-        self.pc = np.zeros(self.genome_size)
+        self._fresh_distribution()
         self._reset_covariance()
         self.restarts += 1
         self.restart_generation = self.generation

@@ -44,16 +44,15 @@ class CmaEs(CmaBase):
     """CMA-ES with full covariance; every ``ask`` returns ``population_size`` genomes."""
 
     NAME = NAME
+    C: np.ndarray  # the covariance (set by _reset_covariance)
+    B: np.ndarray
+    D: np.ndarray
+    eigen_generation: int
 
     def __init__(self, config: CmaEsConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed, diagonal=False)
         n = genome_size
-        # Only the lower triangle (i >= j) of C is kept up to date: the rank-mu update then
-        # costs half, and eigh reads nothing else. Entries above the diagonal are stale.
-        self.C = np.eye(n)
-        self.B = np.eye(n)  # eigenvectors of C at the last decomposition (columns)
-        self.D = np.ones(n)  # square roots of its eigenvalues
-        self.eigen_generation = 0  # generation count when B, D were computed
+        self._reset_covariance()
         p = self.params
         # Appendix B.2: decompose every 1/(10 n (c1 + cmu)) generations, at least every one.
         self.eigen_gap = max(1, int(1 / (10 * n * (p.c1 + p.cmu))))
@@ -94,10 +93,13 @@ class CmaEs(CmaBase):
         self.D = np.sqrt(np.maximum(eigenvalues, floor))
 
     def _reset_covariance(self) -> None:
-        self.C = np.eye(self.genome_size)
-        self.B = np.eye(self.genome_size)
-        self.D = np.ones(self.genome_size)
-        self.eigen_generation = self.generation
+        n = self.genome_size
+        # Only the lower triangle (i >= j) of C is kept up to date: the rank-mu update then
+        # costs half, and eigh reads nothing else. Entries above the diagonal are stale.
+        self.C = np.eye(n)
+        self.B = np.eye(n)  # eigenvectors of C at the last decomposition (columns)
+        self.D = np.ones(n)  # square roots of its eigenvalues
+        self.eigen_generation = self.generation  # generation count when B, D were computed
 
     def _covariance_state(self) -> dict[str, Any]:
         return {

@@ -53,11 +53,12 @@ class SepCmaEs(CmaBase):
     """sep-CMA-ES; every ``ask`` returns ``population_size`` genomes."""
 
     NAME = NAME
+    C: np.ndarray  # the diagonal covariance (set by _reset_covariance)
+    D: np.ndarray
 
     def __init__(self, config: SepCmaEsConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed, diagonal=True)
-        self.C = np.ones(genome_size)  # the diagonal of C
-        self.D = np.ones(genome_size)  # sqrt(C): exact every generation, nothing to defer
+        self._reset_covariance()
         self._weighted_squares = np.zeros(0)  # sum_i w_i y_i^2 of the current tell
 
     @classmethod
@@ -88,8 +89,8 @@ class SepCmaEs(CmaBase):
         self.D = np.sqrt(self.C)
 
     def _reset_covariance(self) -> None:
-        self.C = np.ones(self.genome_size)
-        self.D = np.ones(self.genome_size)
+        self.C = np.ones(self.genome_size)  # the diagonal of C
+        self.D = np.ones(self.genome_size)  # sqrt(C): exact every generation, nothing to defer
 
     def _covariance_state(self) -> dict[str, Any]:
         return {"C_diagonal": self.C.copy()}
