@@ -11,7 +11,9 @@ coverage 0.9972, QD score 1,387,979.8, best objective 312.4, in 1,160.5 s (Colab
 workers). Its env resets with seed 52 every time. The shipped CMA_ME config also plays one
 fixed scenario (``same_seeds_every_generation``: generation 0's shared seed, 3,209,444,514 for
 run seed 1); MAP_ELITES plays a new shared seed every generation, so its elites have met many.
-To compare on the same scenario, run pyribs' tutorial code with that env seed.
+To compare on the same scenario, run pyribs' tutorial code with that env seed, or run ours on
+the tutorial's: ``--reset-seed 52`` resets every training episode with seed 52
+(``episode_runner.training_reset_seeds``); validation keeps its held-out seeds.
 
 For each of ``configs/qd_lunarlander_map_elites.json`` and ``configs/qd_lunarlander_cma_me.json``
 it runs ``--budget`` evaluations (default the tutorial's 45,000) on the mp handler with one
@@ -19,7 +21,7 @@ worker per core and prints, every 1,000 evaluations, the QD score, coverage and 
 (training fitness), then the wall time, and the best elite's held-out validation.
 
 Usage: python scripts/bench_qd.py [--budget 45000] [--workers 0] [--smoke] [--vectorize]
-[--configs NAME ...]
+[--reset-seed S] [--configs NAME ...]
 ``--smoke``: 300 evaluations each, batches cut to 30 (CMA_ME: 2 emitters of 15): under a minute.
 """
 
@@ -52,10 +54,18 @@ def batch_of(optimizer: dict[str, Any]) -> int:
 
 
 def configured(
-    name: str, budget: int, workers: int, smoke: bool, vectorize: bool = False
+    name: str,
+    budget: int,
+    workers: int,
+    smoke: bool,
+    vectorize: bool = False,
+    reset_seed: int | None = None,
 ) -> dict[str, Any]:
-    """The shipped config with the budget's generations and the benchmark's handler."""
+    """The shipped config with the budget's generations and the benchmark's handler (and every
+    training episode reset with ``reset_seed`` when given)."""
     data = json.loads((ROOT / "configs" / name).read_text())
+    if reset_seed is not None:
+        data.setdefault("episode_runner", {})["training_reset_seeds"] = [reset_seed]
     optimizer = data["optimizer"]
     if smoke:
         if optimizer["type"] == "CMA_ME":
@@ -72,10 +82,19 @@ def configured(
     return data
 
 
-def run(name: str, budget: int, workers: int, smoke: bool, vectorize: bool = False) -> None:
-    data = configured(name, budget, workers, smoke, vectorize)
+def run(
+    name: str,
+    budget: int,
+    workers: int,
+    smoke: bool,
+    vectorize: bool = False,
+    reset_seed: int | None = None,
+) -> None:
+    data = configured(name, budget, workers, smoke, vectorize, reset_seed)
     experiment = Experiment(parse_config(data), quiet=True)
     how = "mp workers stepping their chunks in lockstep" if vectorize else "mp"
+    if reset_seed is not None:
+        how += f", every training episode reset with seed {reset_seed}"
     print(f"\n{name}: {data['optimizer']['type']}, {data['number_generations']} generations, {how}")
     print(
         f"{'evaluations':>11}  {'QD score':>12}  {'coverage':>8}  {'best elite':>10}  {'wall s':>7}"
@@ -112,12 +131,15 @@ def main() -> None:
     parser.add_argument(
         "--vectorize", action="store_true", help="mp workers step their chunks in lockstep"
     )
+    parser.add_argument(
+        "--reset-seed", type=int, help="reset every training episode with this seed (52: pyribs')"
+    )
     parser.add_argument("--configs", nargs="+", choices=CONFIGS, default=list(CONFIGS))
     args = parser.parse_args()
     budget = 300 if args.smoke else args.budget
     print(TUTORIAL)
     for name in args.configs:
-        run(name, budget, args.workers, args.smoke, args.vectorize)
+        run(name, budget, args.workers, args.smoke, args.vectorize, args.reset_seed)
 
 
 if __name__ == "__main__":

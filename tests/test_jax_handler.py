@@ -106,6 +106,29 @@ def test_jax_handler_follows_the_runners_episode_rules_in_float64(
             assert steps == len(got) * (cut_at or 200)
 
 
+def test_jax_handler_resets_training_episodes_with_the_named_seeds() -> None:
+    """With ``training_reset_seeds`` every genome's episode k resets with the k-th seed: the
+    training results equal the validation episodes of those seeds, and the sequential runner's
+    training results."""
+    named = (52, 7)
+    spec = spec_for("CartPole-v1", number_fitness_runs=2, training_reset_seeds=named)
+    template = template_for(spec, {"type": "FFNN", "hidden_layers": [3]})
+    genomes = np.random.default_rng(4).normal(0.0, 1.0, (5, template.genome_size))
+    seeds = np.arange(5)
+    with jax.enable_x64(True), SequentialHandler() as sequential, JaxHandler("float64") as fast:
+        sequential.start(template, spec)
+        fast.start(template, spec)
+        got = fast.batch_evaluate(genomes, seeds)
+        expected = sequential.batch_evaluate(genomes, seeds)
+        validation = EvaluationContext(validation=True)
+        per_seed = [fast.batch_evaluate(genomes, np.full(5, s), validation) for s in named]
+    for a, b, first, second in zip(got, expected, *per_seed):
+        assert a.steps == b.steps == first.steps + second.steps
+        assert a.fitness == pytest.approx(b.fitness, abs=1e-9)
+        assert a.fitness == pytest.approx((first.fitness + second.fitness) / 2, abs=1e-9)
+    assert len({r.steps for r in got}) > 1  # the genomes really differ
+
+
 def as_tuple(result) -> tuple:
     stats = result.observation_stats
     return (result.fitness, result.steps, result.terminated, result.truncated,

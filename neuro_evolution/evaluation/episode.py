@@ -16,7 +16,7 @@ import numpy as np
 
 from neuro_evolution.brains.base import Brain, BrainTemplate
 from neuro_evolution.config.importing import import_module
-from neuro_evolution.config.schema import ConfigBase, config_class, option
+from neuro_evolution.config.schema import ConfigBase, ConfigError, config_class, join, option
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.measures import MeasureConfig, MeasureRecorder
 from neuro_evolution.normalization import (
@@ -80,6 +80,38 @@ class EpisodeRunnerConfig(ConfigBase):
     fix_seed_for_generation: bool = option(
         True, doc="all individuals of a generation use the same episode seeds (fair comparison)"
     )
+    training_reset_seeds: tuple[int, ...] | None = option(
+        None,
+        doc="env reset seed of each training episode k (one per number_fitness_runs), for every "
+        "individual and generation, e.g. a published benchmark's fixed seed; validation keeps "
+        "its held-out seeds (None: derived from the run seed)",
+    )
+
+    def validate(self, path: str) -> None:
+        seeds = self.training_reset_seeds
+        if seeds is None:
+            return
+        where = join(path, "training_reset_seeds")
+        if len(seeds) != self.number_fitness_runs:
+            raise ConfigError(
+                where,
+                f"names {len(seeds)} seeds for {self.number_fitness_runs} episodes per "
+                "evaluation: give one per episode (number_fitness_runs)",
+            )
+        for seed in seeds:
+            if not 0 <= seed < 2**32:  # the schema has checked that each is an integer
+                raise ConfigError(
+                    where,
+                    f"{seed!r} is not a training reset seed: use integers in [0, 2**32) "
+                    "(validation's held-out seeds lie above)",
+                )
+
+    def reset_seed(self, base_seed: int, episode: int) -> int:
+        """The ``env.reset`` seed of training episode ``episode`` of an evaluation with base
+        seed ``base_seed``: ``training_reset_seeds[episode]`` when named, else derived."""
+        if self.training_reset_seeds is not None:
+            return int(self.training_reset_seeds[episode])
+        return episode_seed(base_seed, episode)
 
     def reached_limit(self, steps: Any) -> Any:
         """Whether an episode that the env has not ended after ``steps`` steps is cut now."""
@@ -191,7 +223,7 @@ class EpisodeRunner:
             episodes.append(
                 self._episode(
                     brain,
-                    episode_seed(seed, k),
+                    self.config.reset_seed(seed, k),
                     brain_rng(seed, k),
                     recorder,
                     scaler,

@@ -21,7 +21,9 @@ episode base seeds     ``[S, g, i]`` -> 1 uint32 per individual i of          ``
                        generation g; ``[S, g]`` when                          seeds
                        ``fix_seed_for_generation`` (:func:`generation_seeds`)
 env reset seed         ``[b, k]`` -> 1 uint32 for episode k of base seed b    ``env.reset(seed=)``
-                       (:func:`episode_seed`)
+                       (:func:`episode_seed`); ``episode_runner.training_
+                       reset_seeds[k]`` instead, when a config names them
+                       (:func:`episode_seeds` ``fixed``)
 brain noise            ``default_rng([b, k, 1])`` (:func:`brain_rng`)         ``brain.reset(rng)``
 validation env seeds   ``2**32 + SeedSequence(S, spawn_key=                    held-out scoring;
                        (VALIDATION_SPAWN_KEY,))`` -> 1 uint32 ("V"); episode  >= 2**32, so never
@@ -54,6 +56,8 @@ their own, which entropy-only inputs never reach, and add no overlap.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -128,8 +132,13 @@ def brain_rng(base_seed: int, episode: int) -> np.random.Generator:
     return np.random.default_rng(_brain_entropy(base_seed, episode))
 
 
-def episode_seeds(base_seeds: np.ndarray, episode: int) -> list[int]:
-    """``episode_seed(s, episode)`` for every base seed, derived once per distinct seed."""
+def episode_seeds(
+    base_seeds: np.ndarray, episode: int, fixed: Sequence[int] | None = None
+) -> list[int]:
+    """``episode_seed(s, episode)`` for every base seed, derived once per distinct seed; with
+    ``fixed`` (a config's ``training_reset_seeds``), ``fixed[episode]`` for every one."""
+    if fixed is not None:
+        return [int(fixed[episode])] * len(base_seeds)
     cache: dict[int, int] = {}
     for seed in map(int, base_seeds):
         if seed not in cache:

@@ -99,7 +99,10 @@ class JaxWorkerState:
             keys = self._reset_keys(seeds)[None]
         else:
             runs = range(rules.number_fitness_runs)
-            keys = np.stack([self._reset_keys(np.array(episode_seeds(seeds, k))) for k in runs])
+            fixed = rules.training_reset_seeds
+            keys = np.stack(
+                [self._reset_keys(np.array(episode_seeds(seeds, k, fixed))) for k in runs]
+            )
         scaler = context.observation_scaler
         record = self.spec.observation_normalization is not None and not context.validation
         with self._precision():

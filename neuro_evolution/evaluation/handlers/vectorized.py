@@ -114,12 +114,15 @@ def run_lanes(
     return outcome, stats
 
 
-def lane_seeds(seeds: np.ndarray, runs: int, context: EvaluationContext) -> list[int]:
+def lane_seeds(
+    seeds: np.ndarray, config: EpisodeRunnerConfig, context: EvaluationContext
+) -> list[int]:
     """Every lane's ``env.reset`` seed, lane ``k * P + i`` = episode k of individual i
     (validation: the seed itself, as ``EpisodeRunner.run_episode(brain, seed)``)."""
     if context.validation:
         return [int(seed) for seed in seeds]
-    return [s for k in range(runs) for s in episode_seeds(seeds, k)]
+    fixed = config.training_reset_seeds
+    return [s for k in range(config.number_fitness_runs) for s in episode_seeds(seeds, k, fixed)]
 
 
 def lane_rngs(
@@ -278,7 +281,7 @@ class VectorizedWorkerState:
         observation_size = 0
         if self.spec.observation_normalization is not None and not context.validation:
             observation_size = self._observation_size
-        env_seeds = lane_seeds(seeds, runs, context)
+        env_seeds = lane_seeds(seeds, config, context)
         measured = bool(self.spec.measures) and not context.validation
         parts, lane_values = [], []
         for start, stop in waves:  # lanes are independent: the waves' rows are the batch's rows
