@@ -26,7 +26,7 @@ from neuro_evolution.normalization import (
 )
 from neuro_evolution.novelty import BehaviorRecorder, NoveltyConfig
 from neuro_evolution.support.frozen import FrozenClassMeta, frozen_dataclass
-from neuro_evolution.support.seeds import brain_rng, episode_seed
+from neuro_evolution.support.seeds import brain_rng, episode_seeds
 
 if TYPE_CHECKING:
     from neuro_evolution.evaluation.trace import EpisodeTrace
@@ -109,9 +109,7 @@ class EpisodeRunnerConfig(ConfigBase):
     def reset_seed(self, base_seed: int, episode: int) -> int:
         """The ``env.reset`` seed of training episode ``episode`` of an evaluation with base
         seed ``base_seed``: ``training_reset_seeds[episode]`` when named, else derived."""
-        if self.training_reset_seeds is not None:
-            return int(self.training_reset_seeds[episode])
-        return episode_seed(base_seed, episode)
+        return episode_seeds(np.array([base_seed]), episode, self.training_reset_seeds)[0]
 
     def reached_limit(self, steps: Any) -> Any:
         """Whether an episode that the env has not ended after ``steps`` steps is cut now."""
