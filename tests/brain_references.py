@@ -218,6 +218,7 @@ class ReferenceFFNN:
             self.layers.append((W, b))
         read.done()
         self.activation = c.activation
+        self.output_activation = c.output_activation
 
     def reset(self, rng: Any) -> None:
         """Stateless."""
@@ -227,9 +228,10 @@ class ReferenceFFNN:
         for number, (W, b) in enumerate(self.layers):
             x = [sum(W[r][k] * x[k] for k in range(len(x))) + b[r] for r in range(len(W))]
             last = number == len(self.layers) - 1
-            if last or self.activation == "tanh":
+            name = self.output_activation if last else self.activation
+            if name == "tanh":
                 x = [math.tanh(v) for v in x]
-            else:
+            elif name == "relu":
                 x = [max(0.0, v) for v in x]
         return x
 

@@ -2,7 +2,11 @@
 
 Like the CTRNN and the LSTM, weights are (source × target) and the network works on row vectors:
 a layer computes act(x·W_l + b_l) with W_l (in_l × out_l); the hidden activation is
-``activation``, the output layer always uses tanh (outputs in [-1, 1]).
+``activation``, the output layer's ``output_activation``: tanh (outputs in [-1, 1]) or identity
+(the raw values). tanh keeps the order of the outputs but rounds every value above about 19 to
+exactly 1.0, so with large weights two Discrete outputs tie and argmax takes the lower action;
+with identity a Discrete action is the argmax of x·W itself (a linear policy ``argmax(W s)``).
+Identity needs an action space whose outputs are not scaled to bounds (not a bounded Box).
 
 Genome layout, layer by layer from the input: W_l column by column (the values of one target
 unit together; read as an (out_l × in_l) row-major array, W_l is its transpose), then, when
@@ -22,7 +26,7 @@ from neuro_evolution.brains.activations import ACTIVATIONS
 from neuro_evolution.brains.base import BatchBrain, Brain, BrainConfig, BrainTemplate
 from neuro_evolution.brains.registry import BRAINS
 from neuro_evolution.brains.spaces import SpaceAdapter
-from neuro_evolution.config.schema import config_class, option
+from neuro_evolution.config.schema import ConfigError, config_class, option
 from neuro_evolution.support.frozen import frozen_dataclass
 
 
@@ -33,6 +37,12 @@ class FFNNConfig(BrainConfig):
     hidden_layers: tuple[int, ...] = option((16,), doc="sizes of the hidden layers", ge=1)
     activation: Literal["tanh", "relu"] = option("tanh", doc="activation of hidden layers")
     use_bias: bool = option(True, doc="give every layer a bias vector")
+    output_activation: Literal["tanh", "identity"] = option(
+        "tanh",
+        doc="activation of the output layer: tanh (outputs in [-1, 1]) or identity (raw values; "
+        "a Discrete action is then argmax of the raw outputs, which tanh ties above ~19; not "
+        "for a bounded Box action space)",
+    )
 
 
 LayerPart = tuple[int, int, slice, slice]  # n_in, n_out, W's genome slice, b's genome slice
@@ -53,13 +63,16 @@ def _layout(sizes: tuple[int, ...], use_bias: bool) -> list[LayerPart]:
 class FFNNBrain(Brain):
     """One feed-forward network; its matrices are owned copies filled from a genome."""
 
-    __slots__ = ("io", "activation", "weights", "biases")
+    __slots__ = ("io", "activation", "weights", "biases", "squash")
 
-    def __init__(self, io: SpaceAdapter, activation: str, weights: list, biases: list):
+    def __init__(
+        self, io: SpaceAdapter, activation: str, weights: list, biases: list, squash: bool = True
+    ):
         self.io = io
         self.activation = ACTIVATIONS[activation]  # chosen once, not per step
         self.weights = weights  # each (in, out): a transposed view of an (out, in) buffer
         self.biases = biases
+        self.squash = squash  # tanh on the outputs (output_activation "tanh")
 
     def reset(self, rng: np.random.Generator) -> None:
         """Stateless: nothing to reset."""
@@ -71,7 +84,10 @@ class FFNNBrain(Brain):
         activation, args = self.activation
         for i, (w, b) in enumerate(zip(self.weights, self.biases)):
             x = x @ w + b
-            x = np.tanh(x) if i == last else activation(x, *args)
+            if i < last:
+                x = activation(x, *args)
+            elif self.squash:
+                x = np.tanh(x)
         return x
 
     def step(self, observation):
@@ -81,13 +97,16 @@ class FFNNBrain(Brain):
 class FFNNBatchBrain(BatchBrain):
     """P feed-forward networks evaluated with one batched matmul per layer."""
 
-    __slots__ = ("io", "activation", "weights", "biases")
+    __slots__ = ("io", "activation", "weights", "biases", "squash")
 
-    def __init__(self, io: SpaceAdapter, activation: str, weights: list, biases: list):
+    def __init__(
+        self, io: SpaceAdapter, activation: str, weights: list, biases: list, squash: bool = True
+    ):
         self.io = io
         self.activation = ACTIVATIONS[activation]
         self.weights = weights  # each (P, in, out): a transposed view of a (P, out, in) buffer
         self.biases = biases  # each (P, out)
+        self.squash = squash  # tanh on the outputs (output_activation "tanh")
 
     def reset(self, rngs: list[np.random.Generator]) -> None:
         """Stateless: nothing to reset."""
@@ -100,7 +119,10 @@ class FFNNBatchBrain(BatchBrain):
             # matmul (not einsum) sums in the order the single brain's ``x @ w`` does, so brain i
             # of a batch gives bit-identical actions (the vectorized handler relies on it)
             x = np.matmul(x[:, None, :], w)[:, 0, :] + b
-            x = np.tanh(x) if i == last else activation(x, *args)
+            if i < last:
+                x = activation(x, *args)
+            elif self.squash:
+                x = np.tanh(x)
         return self.io.decode_batch(x)
 
 
@@ -123,6 +145,12 @@ class FFNNTemplate(BrainTemplate[FFNNConfig, FFNNBrain]):
         rng: np.random.Generator,
     ) -> FFNNTemplate:
         io = SpaceAdapter.from_spaces(observation_space, action_space)
+        if config.output_activation == "identity" and io.action_kind == "box" and io.bounded:
+            raise ConfigError(
+                "brain.output_activation",
+                f"identity leaves the outputs unbounded, but this env's Box actions are scaled "
+                f"to their bounds ({action_space}): use tanh",
+            )
         sizes = (io.input_size, *config.hidden_layers, io.output_size)
         *_, (_, _, _, last_bias) = _layout(sizes, config.use_bias)
         return cls(config=config, io=io, genome_size=last_bias.stop, layer_sizes=sizes)
@@ -135,7 +163,7 @@ class FFNNTemplate(BrainTemplate[FFNNConfig, FFNNBrain]):
         for n_in, n_out, _, _ in self._slices():
             weights.append(np.zeros((n_out, n_in)).T)
             biases.append(np.zeros(n_out))
-        return FFNNBrain(self.io, self.config.activation, weights, biases)
+        return FFNNBrain(self.io, self.config.activation, weights, biases, self.squashes)
 
     def fill(self, brain: FFNNBrain, genome: np.ndarray) -> None:
         for layer, (n_in, n_out, w, b) in enumerate(self._slices()):
@@ -152,4 +180,9 @@ class FFNNTemplate(BrainTemplate[FFNNConfig, FFNNBrain]):
             biases.append(
                 genomes[:, b].copy() if self.config.use_bias else np.zeros((count, n_out))
             )
-        return FFNNBatchBrain(self.io, self.config.activation, weights, biases)
+        return FFNNBatchBrain(self.io, self.config.activation, weights, biases, self.squashes)
+
+    @property
+    def squashes(self) -> bool:
+        """Whether the outputs pass through tanh (``output_activation`` "tanh")."""
+        return self.config.output_activation == "tanh"

@@ -147,7 +147,7 @@ class CTRNNJaxBrain(JaxBrain):
 
 
 class FFNNJaxBrain(JaxBrain):
-    """Stateless: act(x·W_l + b_l) per hidden layer, tanh on the output layer."""
+    """Stateless: act(x·W_l + b_l) per hidden layer, the output activation on the last."""
 
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
         batch = self.template.build_batch(genomes)
@@ -164,9 +164,13 @@ class FFNNJaxBrain(JaxBrain):
         activation = _activation(self.template.config.activation)
         x = inputs.T.astype(params["W"][0].dtype)
         last = len(params["W"]) - 1
+        squash = self.template.config.output_activation == "tanh"
         for i, (w, b) in enumerate(zip(params["W"], params["b"])):
             x = _matvec(x, w) + b
-            x = jnp.tanh(x) if i == last else activation(x)
+            if i < last:
+                x = activation(x)
+            elif squash:
+                x = jnp.tanh(x)
         return state, x.T
 
 
