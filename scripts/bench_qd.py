@@ -2,7 +2,8 @@
 
 The task (https://docs.pyribs.org/en/stable/tutorials/lunar_lander.html, notebook
 ``tutorials/lunar_lander.ipynb`` of icaros-usc/pyribs): LunarLander with a linear policy
-(argmax of W s: the shipped FFNN without hidden layer or bias); descriptors are the x position
+(argmax of W s: the shipped FFNN without hidden layer or bias and with ``output_activation``
+identity, so tanh ties no large outputs); descriptors are the x position
 and the y velocity when a leg first touches the ground (else the last x and the minimum y
 velocity) over a 50 x 50 grid of [-1, 1] x [-3, 0];
 QD score offset -600. The tutorial runs CMA-ME with 5 improvement ("2imp") emitters of batch 30
@@ -20,8 +21,14 @@ it runs ``--budget`` evaluations (default the tutorial's 45,000) on the mp handl
 worker per core and prints, every 1,000 evaluations, the QD score, coverage and best elite
 (training fitness), then the wall time, and the best elite's held-out validation.
 
+``--floor``: instead, the shipped CMA_ME run on the tutorial's seed (or ``--reset-seed``), which
+records every genome it evaluates, then the same genomes played by a bare loop in a process pool
+of as many workers (``gym.make``, ``argmax(W s)``, ``env.step``: no framework at all; it prints
+how many generations' mean returns differ, 0 when both played the same episodes): what the env
+alone costs, the least time any run of the task can take.
+
 Usage: python scripts/bench_qd.py [--budget 45000] [--workers 0] [--smoke] [--vectorize]
-[--reset-seed S] [--configs NAME ...]
+[--reset-seed S] [--configs NAME ...] | --floor
 ``--smoke``: 300 evaluations each, batches cut to 30 (CMA_ME: 2 emitters of 15): under a minute.
 """
 
@@ -30,9 +37,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing
+import os
 import time
 from pathlib import Path
 from typing import Any
+
+import gymnasium as gym
+import numpy as np
 
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.run.experiment import Experiment
@@ -123,6 +135,66 @@ def run(
     )
 
 
+def play(task: tuple[np.ndarray, int]) -> tuple[float, int]:
+    """One episode of a linear policy with nothing but Gymnasium: (return, steps)."""
+    genome, seed = task
+    env = _BARE_ENV.get("env")
+    if env is None:
+        env = _BARE_ENV["env"] = gym.make("LunarLander-v3")
+    weights = genome.reshape(int(env.action_space.n), -1)  # type: ignore[attr-defined]
+    observation, _ = env.reset(seed=seed)
+    total, steps, done = 0.0, 0, False
+    while not done:
+        observation, reward, terminated, truncated, _ = env.step(
+            int(np.argmax(weights @ observation))
+        )
+        total, steps, done = total + float(reward), steps + 1, terminated or truncated
+    return total, steps
+
+
+_BARE_ENV: dict[str, gym.Env] = {}
+
+
+def floor(budget: int, workers: int, seed: int = 52) -> None:
+    """The shipped CMA_ME run on seed ``seed`` (mp, lockstep), recording every genome it asked
+    for, then the same genomes played by a bare loop in a process pool of as many workers:
+    what the env alone costs, with no framework at all."""
+    data = configured(CONFIGS[1], budget, workers, smoke=False, vectorize=True, reset_seed=seed)
+    data["validation"] = None
+    experiment = Experiment(parse_config(data), quiet=True)
+    asked, rows = [], []
+    started = time.perf_counter()
+    try:
+        while not experiment.done:
+            asked.append(experiment.optimizer.ask())  # the genomes step() is about to evaluate
+            rows.append(experiment.step())
+    finally:
+        experiment.close()
+    ours = time.perf_counter() - started
+    genomes = np.concatenate(asked)
+    pool_size = workers or os.cpu_count() or 1
+    with multiprocessing.get_context("forkserver").Pool(pool_size) as pool:
+        pool.map(abs, range(pool_size))  # the workers are up before the clock starts
+        started = time.perf_counter()
+        played = pool.map(play, [(genome, seed) for genome in genomes], chunksize=250)
+        bare = time.perf_counter() - started
+    steps = sum(s for _, s in played)
+    # the bare loop's W @ s may round other than the batch brain's matmul: a near tie of argmax
+    # then takes the other action, so a few episodes may differ (counted by generation mean)
+    returns = np.split(np.array([r for r, _ in played]), np.cumsum([len(g) for g in asked])[:-1])
+    means = np.array([row.fitness_mean for row in rows])
+    differ = int(np.sum(~np.isclose([r.mean() for r in returns], means, rtol=0, atol=1e-9)))
+    ours_steps = rows[-1].env_steps_total
+    print(
+        f"{len(genomes):,} evaluations, env seed {seed}, {pool_size} processes:\n"
+        f"  this framework (mp, lockstep): {ours:.1f} s, {ours_steps:,} env steps\n"
+        f"  bare loop (a Pool of gym.make + argmax(W s) + env.step): {bare:.1f} s, {steps:,} env "
+        f"steps ({differ} of {len(rows)} generations' mean returns differ)\n"
+        f"  ratio {ours / bare:.3f}; per env step {ours / ours_steps * 1e6 * pool_size:.2f} vs "
+        f"{bare / steps * 1e6 * pool_size:.2f} us x processes"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=int, default=45_000, help="evaluations per optimizer")
@@ -135,8 +207,14 @@ def main() -> None:
         "--reset-seed", type=int, help="reset every training episode with this seed (52: pyribs')"
     )
     parser.add_argument("--configs", nargs="+", choices=CONFIGS, default=list(CONFIGS))
+    parser.add_argument(
+        "--floor", action="store_true", help="time a bare env loop against the handler, then stop"
+    )
     args = parser.parse_args()
     budget = 300 if args.smoke else args.budget
+    if args.floor:
+        floor(budget, args.workers, args.reset_seed if args.reset_seed is not None else 52)
+        return
     print(TUTORIAL)
     for name in args.configs:
         run(name, budget, args.workers, args.smoke, args.vectorize, args.reset_seed)
