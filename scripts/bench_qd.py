@@ -41,7 +41,7 @@ import multiprocessing
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -65,27 +65,32 @@ def batch_of(optimizer: dict[str, Any]) -> int:
     return int(optimizer.get("batch_size", 100))
 
 
-def configured(
-    name: str,
-    budget: int,
-    workers: int,
-    smoke: bool,
-    vectorize: bool = False,
-    reset_seed: int | None = None,
-) -> dict[str, Any]:
+class Options(NamedTuple):
+    """How the benchmark runs each config."""
+
+    budget: int  # evaluations
+    workers: int  # mp workers (0: one per core)
+    smoke: bool = False  # small batches
+    vectorize: bool = False  # mp workers step their chunks in lockstep
+    reset_seed: int | None = None  # every training episode resets with this seed
+
+
+def configured(name: str, options: Options) -> dict[str, Any]:
     """The shipped config with the budget's generations and the benchmark's handler (and every
-    training episode reset with ``reset_seed`` when given)."""
+    training episode reset with ``options.reset_seed`` when given)."""
     data = json.loads((ROOT / "configs" / name).read_text())
-    if reset_seed is not None:
-        data.setdefault("episode_runner", {})["training_reset_seeds"] = [reset_seed]
+    if options.reset_seed is not None:
+        data.setdefault("episode_runner", {})["training_reset_seeds"] = [options.reset_seed]
     optimizer = data["optimizer"]
-    if smoke:
+    if options.smoke:
         if optimizer["type"] == "CMA_ME":
             optimizer.update(emitters=2, batch_size=15)
         else:
             optimizer["batch_size"] = 30
-    data["number_generations"] = max(1, math.ceil(budget / batch_of(optimizer)))
-    data["evaluation"] = {"handler": "mp", "workers": workers, "vectorize": vectorize}
+    data["number_generations"] = max(1, math.ceil(options.budget / batch_of(optimizer)))
+    data["evaluation"] = {
+        "handler": "mp", "workers": options.workers, "vectorize": options.vectorize
+    }  # fmt: skip
     validation = data.get("validation") or {}
     data["validation"] = {
         "every_generations": data["number_generations"],
@@ -94,19 +99,12 @@ def configured(
     return data
 
 
-def run(
-    name: str,
-    budget: int,
-    workers: int,
-    smoke: bool,
-    vectorize: bool = False,
-    reset_seed: int | None = None,
-) -> None:
-    data = configured(name, budget, workers, smoke, vectorize, reset_seed)
+def run(name: str, options: Options) -> None:
+    data = configured(name, options)
     experiment = Experiment(parse_config(data), quiet=True)
-    how = "mp workers stepping their chunks in lockstep" if vectorize else "mp"
-    if reset_seed is not None:
-        how += f", every training episode reset with seed {reset_seed}"
+    how = "mp workers stepping their chunks in lockstep" if options.vectorize else "mp"
+    if options.reset_seed is not None:
+        how += f", every training episode reset with seed {options.reset_seed}"
     print(f"\n{name}: {data['optimizer']['type']}, {data['number_generations']} generations, {how}")
     print(
         f"{'evaluations':>11}  {'QD score':>12}  {'coverage':>8}  {'best elite':>10}  {'wall s':>7}"
@@ -155,11 +153,13 @@ def play(task: tuple[np.ndarray, int]) -> tuple[float, int]:
 _BARE_ENV: dict[str, gym.Env] = {}
 
 
-def floor(budget: int, workers: int, seed: int = 52) -> None:
-    """The shipped CMA_ME run on seed ``seed`` (mp, lockstep), recording every genome it asked
-    for, then the same genomes played by a bare loop in a process pool of as many workers:
-    what the env alone costs, with no framework at all."""
-    data = configured(CONFIGS[1], budget, workers, smoke=False, vectorize=True, reset_seed=seed)
+def floor(options: Options) -> None:
+    """The shipped CMA_ME run on ``options.reset_seed`` (mp, lockstep), recording every genome
+    it asked for, then the same genomes played by a bare loop in a process pool of as many
+    workers: what the env alone costs, with no framework at all."""
+    seed = options.reset_seed
+    assert seed is not None
+    data = configured(CONFIGS[1], options._replace(vectorize=True))
     data["validation"] = None
     experiment = Experiment(parse_config(data), quiet=True)
     asked, rows = [], []
@@ -172,7 +172,7 @@ def floor(budget: int, workers: int, seed: int = 52) -> None:
         experiment.close()
     ours = time.perf_counter() - started
     genomes = np.concatenate(asked)
-    pool_size = workers or os.cpu_count() or 1
+    pool_size = options.workers or os.cpu_count() or 1
     with multiprocessing.get_context("forkserver").Pool(pool_size) as pool:
         pool.map(abs, range(pool_size))  # the workers are up before the clock starts
         started = time.perf_counter()
@@ -208,16 +208,22 @@ def main() -> None:
     )
     parser.add_argument("--configs", nargs="+", choices=CONFIGS, default=list(CONFIGS))
     parser.add_argument(
-        "--floor", action="store_true", help="time a bare env loop against the handler, then stop"
+        "--floor", action="store_true", help="the CMA_ME run, then its genomes in a bare env loop"
     )
     args = parser.parse_args()
-    budget = 300 if args.smoke else args.budget
+    options = Options(
+        budget=300 if args.smoke else args.budget,
+        workers=args.workers,
+        smoke=args.smoke,
+        vectorize=args.vectorize,
+        reset_seed=args.reset_seed,
+    )
     if args.floor:
-        floor(budget, args.workers, args.reset_seed if args.reset_seed is not None else 52)
+        floor(options if options.reset_seed is not None else options._replace(reset_seed=52))
         return
     print(TUTORIAL)
     for name in args.configs:
-        run(name, budget, args.workers, args.smoke, args.vectorize, args.reset_seed)
+        run(name, options)
 
 
 if __name__ == "__main__":
