@@ -100,13 +100,34 @@ def inject_worker_kill(generation: int, sweep: bool = False) -> None:
             pool = experiment.handler.pool
             deadline = time.monotonic() + 10
             while not killed and time.monotonic() < deadline:
-                killed.extend(pool.evaluating_pids)
+                for pid in pool.evaluating_pids:
+                    if still_evaluating_when_stopped(pool, pid):
+                        killed.append(pid)
+                        break
                 time.sleep(0.001)
             if not killed:
                 raise RuntimeError("fault injection: no worker of the pool was seen evaluating")
         os.kill(killed[0], signal.SIGKILL)
 
     after_generation(generation, kill, sweep)
+
+
+def still_evaluating_when_stopped(pool: Any, pid: int) -> bool:
+    """SIGSTOP worker ``pid`` and wait until it is stopped: a stopped worker's progress slot no
+    longer changes, so whether it is evaluating is then certain (seen evaluating, a worker may
+    finish its chunk before a SIGKILL lands). True: it stays stopped, evaluating; False: it was
+    not evaluating any more and runs on."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as stat:
+            if stat.read().rsplit(")", 1)[1].split()[0] in ("T", "t"):
+                break
+        time.sleep(0.0005)
+    if pid in pool.evaluating_pids:
+        return True
+    os.kill(pid, signal.SIGCONT)
+    return False
 
 
 def inject_crash(switch: str) -> None:
