@@ -28,7 +28,8 @@ the non-Markov shipped config start from the literature's standard state (the en
 
 Usage:
     python scripts/bench_memory.py                      # everything (the double pole alone:
-                                                        # about an hour, one process)
+                                                        # about an hour, one process; POPGym's
+                                                        # AutoencodeEasy about 30 min)
     python scripts/bench_memory.py --part doublepole --seeds 10
     python scripts/bench_memory.py --part popgym --popgym-seeds 3 --budget 1000000
 """
