@@ -40,7 +40,7 @@ LAYERS: list[set[str]] = [
     {"run.resume"},
     {"cli", "replay_members"},
     {"train", "replay"},
-    {"sweep", "compare"},
+    {"sweep", "compare", "export"},
 ]
 SPLIT_PACKAGES = {"config", "run"}
 
@@ -280,6 +280,8 @@ GROUP_PURPOSES: dict[str, str] = {
     "replay_members": "reruns of one stored evaluation: a QD archive elite, a Pareto front member",
     "sweep": "many runs (seeds x settings) on one shared pool or cluster",
     "compare": "`python -m neuro_evolution.compare`: a sweep's picture and table",
+    "export": "`python -m neuro_evolution.export`: a genome's whole policy as ONNX or a "
+    "numpy-only file, and validation replayed through it",
 }
 
 

@@ -1,4 +1,4 @@
-"""Export an evolved policy: ``python -m neuro_evolution.export RUN --format onnx|numpy --out PATH``.
+"""Export an evolved policy: ``python -m neuro_evolution.export RUN --format F --out PATH``.
 
 The export is the *whole* policy of one genome of a run (observation scaler, the brain's input
 scaling, the brain, the action decoding) as one step ``(observation, state...) -> (action,

@@ -32,9 +32,7 @@ def build_parser() -> ArgumentParser:
     )
     parser.add_argument("--elite", type=int, metavar="K", help="QD runs: archive elite K")
     parser.add_argument("--cell", metavar="I,J", help="QD runs, grid archive: the elite of I,J")
-    parser.add_argument(
-        "--front", type=int, metavar="K", help="NSGA2 runs: Pareto front member K"
-    )
+    parser.add_argument("--front", type=int, metavar="K", help="NSGA2 runs: Pareto front member K")
     return parser
 
 

@@ -83,15 +83,13 @@ def conv_step(graph: PolicyGraph, template: ConvTemplate, brain: ConvBrain, x: s
         patches = graph.op("gather", flat, graph.constant(f"patches{number}", index))
         kernels = params[f"K{number}"][0]
         out_channels = kernels.shape[-1]
-        y = graph.matmul(
-            patches, graph.constant(f"K{number}", kernels.reshape(-1, out_channels))
-        )
+        y = graph.matmul(patches, graph.constant(f"K{number}", kernels.reshape(-1, out_channels)))
         if f"b{number}" in params:
             y = graph.add(y, graph.constant(f"b{number}", params[f"b{number}"][0]))
         y = graph.activation(stage.activation, graph.reshape(y, (rows, cols, out_channels)))
         shape = (rows, cols, out_channels)
         if stage.pool != "none":
-            y = _pool(graph, y, shape, stage)  # type: ignore[arg-type]
+            y = _pool(graph, y, shape, stage)
             shape = (
                 output_length(rows, stage.pool_size, stage.pool_stride),
                 output_length(cols, stage.pool_size, stage.pool_stride),

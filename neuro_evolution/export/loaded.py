@@ -24,9 +24,10 @@ class OnnxPolicy:
     """An exported ``.onnx`` model in an onnxruntime session (CPU)."""
 
     def __init__(self, path: Path):
-        if importlib.util.find_spec("onnxruntime") is None:
-            raise UserError(f"{path}: running an ONNX policy needs onnxruntime: {EXTRA}")
-        import onnxruntime
+        try:
+            import onnxruntime
+        except ImportError:
+            raise UserError(f"{path}: running an ONNX policy needs onnxruntime: {EXTRA}") from None
 
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3  # not the warning that a state input has a default
@@ -68,7 +69,7 @@ class NumpyPolicy:
         return dict(self.policy.initial_state())
 
     def step(self, observation: Any, state: State | None = None) -> tuple[Any, State]:
-        return self.policy.step(observation, state)  # type: ignore[no-any-return]
+        return self.policy.step(observation, state)
 
 
 def _json_or_text(value: str) -> Any:

@@ -40,7 +40,7 @@ def build_model(graph: PolicyGraph, metadata: dict[str, str], doc: str) -> Any:
     graph.check()
     nodes, extra = [], {}
     for node in graph.nodes:
-        inputs, attributes = list(node.inputs), dict(node.attributes)
+        arguments, attributes = list(node.inputs), dict(node.attributes)
         op = _SIMPLE.get(node.op)
         if node.op == "cast":
             op = "Cast"
@@ -48,12 +48,12 @@ def build_model(graph: PolicyGraph, metadata: dict[str, str], doc: str) -> Any:
         elif node.op == "reshape":
             op, name = "Reshape", f"{node.output}.shape"
             extra[name] = _int64(attributes.pop("shape"))
-            inputs.append(name)
+            arguments.append(name)
         elif node.op == "slice":
             op = "Slice"
             for key in ("starts", "stops", "axes", "steps"):
                 extra[f"{node.output}.{key}"] = _int64(attributes.pop(key))
-                inputs.append(f"{node.output}.{key}")
+                arguments.append(f"{node.output}.{key}")
         elif node.op == "gather":
             op, attributes = "Gather", {"axis": 0}
         elif node.op == "concat":
@@ -63,7 +63,7 @@ def build_model(graph: PolicyGraph, metadata: dict[str, str], doc: str) -> Any:
             attributes = {"axis": attributes["axis"], "keepdims": int(attributes["keepdims"])}
         if op is None:
             raise ValueError(f"no ONNX operator for {node.op!r}")
-        nodes.append(helper.make_node(op, inputs, [node.output], **attributes))
+        nodes.append(helper.make_node(op, arguments, [node.output], **attributes))
     double = onnx.TensorProto.DOUBLE
     observation_type = helper.np_dtype_to_tensor_dtype(np.dtype(graph.observation_dtype))
     inputs = [

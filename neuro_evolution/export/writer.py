@@ -6,7 +6,6 @@ leaves no half-written export; everything that can be refused is refused before 
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +27,10 @@ def check_format(format: str, out: Path) -> None:
     if format not in FORMATS:
         raise UserError(f"--format must be one of {', '.join(FORMATS)}, got {format!r}")
     if format == "onnx":
-        missing = [name for name in ("onnx",) if importlib.util.find_spec(name) is None]
-        if missing:
-            raise UserError(f"--format onnx needs the {missing[0]} package: {EXTRA}")
+        try:
+            import onnx  # noqa: F401
+        except ImportError:
+            raise UserError(f"--format onnx needs the onnx package: {EXTRA}") from None
     elif out.suffix != ".py" or not out.stem.isidentifier():
         raise UserError(
             f"--out {out}: --format numpy writes a Python module, so name a .py file whose "
