@@ -106,3 +106,28 @@ def test_every_action_space_decodes_as_the_brain_decodes(
         numpy_action, numpy_state = numpy_policy.step(observation, numpy_state)
         check_action(action, numpy_action, onnx_action)
         assert ACTION_SPACES[kind].contains(np.asarray(onnx_action))
+
+
+def test_tied_outputs_pick_the_lower_action_as_the_brain_does(tmp_path: Path) -> None:
+    """With large weights tanh rounds two Discrete outputs to exactly 1.0: argmax takes the
+    lower action in the brain, and so must both exports."""
+    env = gym.make("CartPole-v1")
+    section = parse_brain_config({"type": "FFNN", "hidden_layers": [3]}, "brain")
+    template = make_template(
+        section, env.observation_space, env.action_space, np.random.default_rng(0)
+    )
+    genome = np.random.default_rng(6).normal(0.0, 60.0, template.genome_size)
+    onnx_policy, numpy_policy = exported_pair(
+        tmp_path, template, genome, None, env.observation_space
+    )
+    brain = template.build(genome)
+    space = gym.spaces.Box(-3.0, 3.0, (4,), dtype=np.float32)
+    space.seed(7)
+    ties = 0
+    for _ in range(60):
+        observation = space.sample()
+        outputs = brain.outputs(template.io.encode(observation))
+        ties += int(outputs[0] == outputs[1])
+        action = brain.step(observation)
+        check_action(action, numpy_policy.step(observation)[0], onnx_policy.step(observation)[0])
+    assert ties >= 10
