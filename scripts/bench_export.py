@@ -5,7 +5,9 @@ Two policies: a 10-neuron CTRNN on CartPole-v1's spaces (with observation normal
 MinAtar Breakout's conv + CTRNN (the shipped ``configs/minatar_breakout.json`` brain: one
 3x3 conv of 8 channels with max pooling into 8 neurons). Each step is timed on one recorded
 observation, feeding the state back; it prints the median time per step (us) of each, the
-ratio of each export to the brain, and the bytes of the ``.onnx``, ``.py`` and ``.npz``.
+ratio of each export to the brain, and the bytes of the ``.onnx``, ``.py`` and ``.npz``. Before
+timing, it plays 10 episodes (seeds 0-9, at most 500 steps) with the brain and both exports side
+by side and prints whether every action agreed and the largest state difference of each.
 
 Usage: python scripts/bench_export.py [--samples 31]   (needs the export extra; seconds)
 """
@@ -91,10 +93,34 @@ def exported(folder: Path, section: dict[str, Any]) -> tuple[Any, Any, Any, Any,
     )
 
 
+def deviation(env: Any, brain: Any, scaler: Any, policy: Any) -> tuple[int, bool, float]:
+    """(steps, every action equal, largest |state - brain state|) over 10 episodes."""
+    steps, same, largest = 0, True, 0.0
+    for seed in range(10):
+        observation, _ = env.reset(seed=seed)
+        brain.reset(np.random.default_rng(seed))
+        state = policy.initial_state()
+        for _ in range(500):
+            action = brain.step(observation if scaler is None else scaler.apply(observation))
+            exported_action, state = policy.step(observation, state)
+            same = same and bool(np.array_equal(exported_action, action))
+            for key, value in brain.internal_state().items():
+                largest = max(largest, float(np.max(np.abs(state[key] - value))))
+            steps += 1
+            observation, _, terminated, truncated, _ = env.step(action)
+            if terminated or truncated:
+                break
+    return steps, same, largest
+
+
 def bench(name: str, section: dict[str, Any], samples: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         brain, scaler, onnx_policy, numpy_policy, sizes = exported(Path(folder), section)
         env = parse_config({**BASE, **section}).environment.make()
+        agreement = {
+            "ONNX (onnxruntime)": deviation(env, brain, scaler, onnx_policy),
+            "numpy file": deviation(env, brain, scaler, numpy_policy),
+        }
         observation, _ = env.reset(seed=0)
         env.close()
         states = {"onnx": onnx_policy.initial_state(), "numpy": numpy_policy.initial_state()}
@@ -117,6 +143,11 @@ def bench(name: str, section: dict[str, Any], samples: int) -> None:
     print(f"{name}: median us per step (ratio to the framework brain)")
     for label, value in times.items():
         print(f"  {label:20s} {value:9.1f} us  ({value / reference:.2f}x)")
+    for label, (steps, same, largest) in agreement.items():
+        print(
+            f"  {label} against the brain over {steps} steps of 10 episodes: actions "
+            f"{'all equal' if same else 'DIFFER'}, largest state difference {largest:.3g}"
+        )
     print("  files: " + ", ".join(f"{file} {size:,} bytes" for file, size in sizes.items()))
 
 
