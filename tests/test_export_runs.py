@@ -73,6 +73,8 @@ def test_cartpole_validation_through_the_export_is_the_runs_exactly(
     assert replay.main([str(cartpole_run), "--validation", "--exported", str(out)]) == 0
     printed = capsys.readouterr().out
     assert f"the run's validation: {candidate.score.mean:.10g}" in printed
+    assert replay.main([str(cartpole_run), "--exported", str(out)]) == 2
+    assert "add --validation" in capsys.readouterr().err
 
 
 def test_a_box_run_replays_within_the_stated_tolerance(tmp_path: Path) -> None:
@@ -149,6 +151,12 @@ def test_bad_inputs_are_refused_in_one_line_with_nothing_written(
     )
     assert "pareto.npz: missing" in refusal(
         [run, "--format", "onnx", "--out", onnx_out, "--front", "0"], capsys, out
+    )
+    assert "is a folder: name the file to write" in refusal(
+        [run, "--format", "onnx", "--out", str(out)], capsys, out
+    )
+    assert "does not exist" in refusal(
+        [run, "--format", "onnx", "--out", str(out / "missing" / "p.onnx")], capsys, out
     )
     assert "name a .py file" in refusal(
         [run, "--format", "numpy", "--out", str(out / "policy.txt")], capsys, out

@@ -1,6 +1,6 @@
 """A :class:`~.graph.PolicyGraph` as an ONNX model, built with the ``onnx`` package's helpers.
 
-Opset :data:`OPSET` (onnxruntime 1.14 and later run it), IR version :data:`IR_VERSION`. Every
+Opset :data:`OPSET`, IR version :data:`IR_VERSION` (tested with onnx 1.23, onnxruntime 1.32). Every
 value is float64 except the observation (its env dtype, cast first) and the action (its action
 space dtype, cast last). onnxruntime's CPU provider has no float64 kernel for ``Conv`` or
 ``AveragePool``, so the graph uses neither: a convolution is a ``Gather`` of image patches (the

@@ -26,6 +26,9 @@ def check_format(format: str, out: Path) -> None:
     written (checked before anything is computed)."""
     if format not in FORMATS:
         raise UserError(f"--format must be one of {', '.join(FORMATS)}, got {format!r}")
+    if out.is_dir():
+        example = out / ("policy.onnx" if format == "onnx" else "policy.py")
+        raise UserError(f"--out {out} is a folder: name the file to write, e.g. {example}")
     if format == "onnx":
         try:
             import onnx  # noqa: F401
