@@ -15,11 +15,12 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from export_cases import BRAIN_CASES, case_parts, exported_pair, scaled
+from helpers import environment_extras, require
 
 from neuro_evolution.brains import make_template
 from neuro_evolution.brains.registry import parse_brain_config
 
-pytest.importorskip("onnxruntime")
+require("export")
 
 ONNX_STATE_TOLERANCE = 1e-12
 ONNX_BOX_TOLERANCE = 1e-6
@@ -50,6 +51,8 @@ def test_exports_give_the_brains_actions_and_states_on_recorded_episodes(
 ) -> None:
     """Two episodes of up to 60 steps, the env driven by the brain's actions; the exports see
     the raw observations (their scaler is inside them) and feed their states back."""
+    for extra in environment_extras(BRAIN_CASES[name][0]):
+        require(extra)
     config, template, genome, scaler = case_parts(name)
     env = config.environment.make()
     onnx_policy, numpy_policy = exported_pair(

@@ -9,13 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from helpers import small_config
+from helpers import require, small_config
 
 from neuro_evolution import train
 from neuro_evolution.export import export_run
 
-pytest.importorskip("onnxruntime")
+require("export")
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "export.md"
 

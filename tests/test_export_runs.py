@@ -19,14 +19,14 @@ import numpy as np
 import pytest
 from examples.exportable_brain import exportable_template
 from export_cases import exported_pair
-from helpers import nsga2_config, qd_config, small_config
+from helpers import nsga2_config, qd_config, require, small_config
 
 from neuro_evolution import replay, train
 from neuro_evolution.export import export_run, load_policy, replay_exported
 from neuro_evolution.export.__main__ import main as export_main
 from neuro_evolution.run.directory import load_candidate
 
-pytest.importorskip("onnxruntime")
+require("export")
 
 ONNX_RETURN_TOLERANCE = 1e-9
 
