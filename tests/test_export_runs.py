@@ -24,6 +24,7 @@ from helpers import nsga2_config, qd_config, require, small_config
 from neuro_evolution import replay, train
 from neuro_evolution.export import export_run, load_policy, replay_exported
 from neuro_evolution.export.__main__ import main as export_main
+from neuro_evolution.qd.files import ARCHIVE_FILE, load_archive
 from neuro_evolution.run.directory import load_candidate
 
 require("export")
@@ -115,6 +116,15 @@ def test_hall_of_fame_elite_and_front_are_picked_as_replay_picks_them(tmp_path: 
         assert policy.metadata["genome"] == f"{name} {flags[1]}"
         through, own = replay_exported(run_dir, out)
         assert through == own
+        if name == "elite":  # the same elite named by its grid cell
+            data, _ = load_archive(run_dir / ARCHIVE_FILE)
+            cell = np.unravel_index(int(data["cells"][1]), tuple(data["descriptor_bins"]))
+            by_cell = ["--elite", ",".join(str(int(i)) for i in cell)]
+            out = tmp_path / "by_cell.py"
+            assert (
+                export_main([str(run_dir), "--format", "numpy", "--out", str(out), *by_cell]) == 0
+            )
+            assert load_policy(out).metadata["genome"] == "elite 1"
 
 
 def refusal(argv: list[str], capsys: pytest.CaptureFixture, folder: Path) -> str:
