@@ -24,8 +24,13 @@ from helpers import nsga2_config, qd_config, require, small_config
 from neuro_evolution import replay, train
 from neuro_evolution.export import export_run, load_policy, replay_exported
 from neuro_evolution.export.__main__ import main as export_main
+from neuro_evolution.export.numpy_file import policy_files
+from neuro_evolution.export.policy import policy_graph
+from neuro_evolution.pareto_files import PARETO_FILE, load_pareto
 from neuro_evolution.qd.files import ARCHIVE_FILE, load_archive
-from neuro_evolution.run.directory import load_candidate
+from neuro_evolution.replay_members import row_scaler
+from neuro_evolution.run.directory import load_candidate, load_hall_of_fame
+from neuro_evolution.support.atomic import load_npz
 
 require("export")
 
@@ -100,20 +105,40 @@ def test_a_box_run_replays_within_the_stated_tolerance(tmp_path: Path) -> None:
     )
 
 
+def stored_genome(run_dir: Path, name: str) -> tuple[Any, np.ndarray, Any]:
+    """(template, genome, scaler) of row 2 of the hall of fame, row 1 of the archive or of
+    the front, read straight from the run's files."""
+    if name == "hall_of_fame":
+        hall_of_fame, template = load_hall_of_fame(run_dir / "hall_of_fame.npz")
+        return template, hall_of_fame.genomes[2], hall_of_fame.scaler(2)
+    data, template = (
+        load_archive(run_dir / ARCHIVE_FILE)
+        if name == "elite"
+        else load_pareto(run_dir / PARETO_FILE)
+    )
+    return template, data["genomes"][1], row_scaler(data, 1)
+
+
 def test_hall_of_fame_elite_and_front_are_picked_as_replay_picks_them(tmp_path: Path) -> None:
-    """--hall-of-fame K, --elite K and --front K export that genome: the export's validation
-    returns equal the framework brain's for the same genome and scaler."""
+    """--hall-of-fame K, --elite K (or I,J) and --front K export that row's genome with its
+    scaler (the file holds the policy of the stored row, not of the candidate); its validation
+    returns equal the framework brain's for that genome."""
     runs = {
         "hall_of_fame": (cartpole_config(hall_of_fame_size=3), ["--hall-of-fame", "2"]),
         "elite": (qd_config(validation={"episodes": 2}), ["--elite", "1"]),
         "front": (nsga2_config(validation={"episodes": 2}), ["--front", "1"]),
     }
+    space = gym.make("CartPole-v1").observation_space
     for name, (config, flags) in runs.items():
         run_dir = train_run(tmp_path, name, config)
         out = tmp_path / f"{name}.py"
         assert export_main([str(run_dir), "--format", "numpy", "--out", str(out), *flags]) == 0
-        policy = load_policy(out)
-        assert policy.metadata["genome"] == f"{name} {flags[1]}"
+        assert load_policy(out).metadata["genome"] == f"{name} {flags[1]}"
+        _, expected = policy_files(policy_graph(*stored_genome(run_dir, name), space), {}, "", "x")
+        written = load_npz(out.with_suffix(".npz"))
+        for key, value in expected.items():
+            if key != "metadata":
+                assert np.array_equal(written[key], value), (name, key)
         through, own = replay_exported(run_dir, out)
         assert through == own
         if name == "elite":  # the same elite named by its grid cell
