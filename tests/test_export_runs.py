@@ -31,6 +31,7 @@ from neuro_evolution.qd.files import ARCHIVE_FILE, load_archive
 from neuro_evolution.replay_members import row_scaler
 from neuro_evolution.run.directory import load_candidate, load_hall_of_fame
 from neuro_evolution.support.atomic import load_npz
+from neuro_evolution.support.errors import UserError
 
 require("export")
 
@@ -83,7 +84,7 @@ def test_cartpole_validation_through_the_export_is_the_runs_exactly(
     assert "add --validation" in capsys.readouterr().err
 
 
-def test_a_box_run_replays_within_the_stated_tolerance(tmp_path: Path) -> None:
+def test_a_box_run_replays_within_the_stated_tolerance(cartpole_run: Path, tmp_path: Path) -> None:
     """Pendulum (Box actions, squashed to the bounds), CTRNN with normalization: the numpy
     file reproduces every validation return exactly, the ONNX model within 1e-9."""
     config = cartpole_config(
@@ -103,6 +104,9 @@ def test_a_box_run_replays_within_the_stated_tolerance(tmp_path: Path) -> None:
     np.testing.assert_allclose(
         through_onnx, candidate.score.returns, rtol=0, atol=ONNX_RETURN_TOLERANCE
     )
+    export_run(cartpole_run, "numpy", tmp_path / "cartpole_policy.py")
+    with pytest.raises(UserError, match="was exported for .*CartPole-v1.* but .* trains on"):
+        replay_exported(run_dir, tmp_path / "cartpole_policy.py")
 
 
 def stored_genome(run_dir: Path, name: str) -> tuple[Any, np.ndarray, Any]:

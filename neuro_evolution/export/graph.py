@@ -15,6 +15,7 @@ equal clip``. Values are float64 unless cast: an exported policy computes what t
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -79,7 +80,7 @@ class PolicyGraph:
     def constant(self, name: str, value: Any) -> str:
         """A stored array (a weight, a bound); returns its name (unique, scope-prefixed)."""
         key = self._prefix + name
-        while key in self.constants:
+        while key in self.constants or re.fullmatch(r"v\d+", key):  # v<n>: operation values
             key = f"{key}_"
         self.constants[key] = np.asarray(value)
         return key
