@@ -9,7 +9,9 @@ reruns an archive elite's training evaluation (its seed, episodes and scaler) an
 fitness and descriptors next to the archived ones; in an NSGA2 run with objectives ``--front K``
 reruns front member K's (``pareto.npz``) and prints its objectives next to the saved ones.
 ``--validation`` runs the run's held-out
-validation episodes and reproduces its last validated score. ``--render`` opens a window (a
+validation episodes and reproduces its last validated score; with ``--exported PATH`` it plays
+them through an exported policy (:mod:`neuro_evolution.export`) and prints its mean next to the
+run's brain. ``--render`` opens a window (a
 ``warning:`` line, and no window, where there is no display); ``--video DIR`` records MP4s
 (needs the ``video`` extra), off-screen, and says where they went. ``--brain-state DIR``
 writes, per episode, ``episode-K.npz`` (observations, actions, rewards and the brain's internal
@@ -91,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--validation",
         action="store_true",
         help="run the held-out validation episodes of the run (reproduces its validated score)",
+    )
+    parser.add_argument(
+        "--exported",
+        type=Path,
+        metavar="PATH",
+        help="with --validation: play the validation episodes through this exported policy "
+        "(.onnx, or a numpy policy's .py) next to the run's own brain",
     )
     parser.add_argument("--render", action="store_true", help="show the episodes in a window")
     parser.add_argument("--video", type=Path, help="record the episodes as videos into this folder")
@@ -231,6 +240,13 @@ def main(argv: list[str] | None = None) -> int:
                     "--elite/--cell"
                 )
             replay_front(args.run_dir, args.front, args.render, args.video)
+            return 0
+        if args.exported is not None:
+            if not args.validation:
+                raise UserError("--exported plays the run's validation episodes: add --validation")
+            from neuro_evolution.export.verify import replay_exported
+
+            replay_exported(args.run_dir, args.exported, args.episodes)
             return 0
         if args.elite is not None or args.cell is not None:
             if args.rank is not None or args.validation:

@@ -100,6 +100,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "popgym": ("popgym",),
     "atari": ("ale_py", "cv2"),
     "minatar": ("minatar",),
+    "export": ("onnx", "onnxruntime"),
 }
 INSTALLED_BY = {
     "cma": "test",

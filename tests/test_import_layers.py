@@ -32,7 +32,7 @@ LAYERS: list[set[str]] = [
     {"run"},
     {"cli"},
     {"train", "replay"},
-    {"sweep", "compare"},
+    {"sweep", "compare", "export"},
 ]
 SPLIT_PACKAGES: set[str] = set()  # packages whose modules would be groups of their own: none
 
@@ -255,6 +255,8 @@ GROUP_PURPOSES: dict[str, str] = {
     "replay": "`python -m neuro_evolution.replay`",
     "sweep": "many runs (seeds x settings) on one shared pool or cluster",
     "compare": "`python -m neuro_evolution.compare`: a sweep's picture and table",
+    "export": "`python -m neuro_evolution.export`: a genome's whole policy as ONNX or a "
+    "numpy-only file, and validation replayed through it",
 }
 
 

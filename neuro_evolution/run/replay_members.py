@@ -153,16 +153,9 @@ def replay_front(
     """Rerun the training evaluation of Pareto front member ``member`` (row K of
     ``pareto.npz``: its base seed, episodes and scaler); returns (replayed objectives, saved
     objectives) in raw units, which agree."""
-    from neuro_evolution.moo.files import PARETO_FILE, load_pareto
-
     config, _, _ = load_run(run_dir)
-    path = run_dir / PARETO_FILE
-    if not path.is_file():
-        raise UserError(f"{path}: missing; --front replays a front member of an NSGA2 run")
-    data, template = load_pareto(path)
+    data, template = choose_front(run_dir, member)
     size = int(data["front_size"])
-    if not 0 <= member < size:
-        raise UserError(f"--front must be in 0..{size - 1}, got {member}")
     seed = int(data["seeds"][member])
     objectives = tuple(getattr(config.optimizer, "objectives", ()))
     result = rerun_evaluation(
@@ -178,6 +171,20 @@ def replay_front(
         f"{named_values(names, saved)}); fitness {result.fitness:.10g}"
     )
     return replayed, saved
+
+
+def choose_front(run_dir: Path, member: int) -> tuple[dict[str, np.ndarray], BrainTemplate]:
+    """(front arrays, template) of an NSGA2 run directory whose front has row ``member``."""
+    from neuro_evolution.moo.files import PARETO_FILE, load_pareto
+
+    path = run_dir / PARETO_FILE
+    if not path.is_file():
+        raise UserError(f"{path}: missing; --front replays a front member of an NSGA2 run")
+    data, template = load_pareto(path)
+    size = int(data["front_size"])
+    if not 0 <= member < size:
+        raise UserError(f"--front must be in 0..{size - 1}, got {member}")
+    return data, template
 
 
 def display_available() -> bool:
