@@ -192,7 +192,9 @@ def brain_state_figure(arrays: dict[str, np.ndarray], title: str) -> Figure:
     steps = len(arrays[REWARDS])
     marked = shown_steps(steps) if images else []
     if images:
-        top, bottom = figure.subfigures(2, 1, height_ratios=(frames_height, height - frames_height))
+        ratios = (frames_height, height - frames_height)
+        parts: Any = figure.subfigures(2, 1, height_ratios=ratios)  # an array of two
+        top, bottom = parts
         draw_frames(top, arrays[OBSERVATIONS], marked, title)
     else:
         bottom = figure
