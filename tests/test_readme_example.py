@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 
@@ -19,6 +21,7 @@ def python_blocks(text: str) -> list[str]:
     return re.findall(r"^```python\n(.*?)^```", text, re.DOTALL | re.MULTILINE)
 
 
+@pytest.mark.slow
 def test_the_readme_example_trains_cartpole_as_a_script(tmp_path: Path) -> None:
     (example,) = python_blocks(README.read_text())
     (tmp_path / "configs").symlink_to(ROOT / "configs")
