@@ -35,11 +35,11 @@ _EXPORTS = {
     "BatchBrain": "neuro_evolution.brains.base",
     "BrainConfig": "neuro_evolution.brains.base",
     "BrainTemplate": "neuro_evolution.brains.base",
-    "register_brain": "neuro_evolution.brains.registry",
-    "register_optimizer": "neuro_evolution.optimizers.registry",
-    "register_handler": "neuro_evolution.evaluation.handlers.registry",
-    "config_class": "neuro_evolution.config.schema",
-    "option": "neuro_evolution.config.schema",
+    "register_brain": "neuro_evolution.brains.base",
+    "register_optimizer": "neuro_evolution.optimizers.base",
+    "register_handler": "neuro_evolution.evaluation.handlers.base",
+    "config_class": "neuro_evolution.core.schema",
+    "option": "neuro_evolution.core.schema",
     "frozen_dataclass": "neuro_evolution.support.frozen",
     # errors a caller may catch
     "ConfigError": "neuro_evolution.support.errors",
@@ -72,14 +72,14 @@ if TYPE_CHECKING:  # the same names for type checkers (``X as X``: an explicit r
     from neuro_evolution.brains.base import Brain as Brain
     from neuro_evolution.brains.base import BrainConfig as BrainConfig
     from neuro_evolution.brains.base import BrainTemplate as BrainTemplate
-    from neuro_evolution.brains.registry import register_brain as register_brain
-    from neuro_evolution.config.schema import config_class as config_class
-    from neuro_evolution.config.schema import option as option
+    from neuro_evolution.brains.base import register_brain as register_brain
     from neuro_evolution.config.tree import ExperimentConfig as ExperimentConfig
     from neuro_evolution.config.tree import load_config as load_config
     from neuro_evolution.config.tree import parse_config as parse_config
-    from neuro_evolution.evaluation.handlers.registry import register_handler as register_handler
-    from neuro_evolution.optimizers.registry import register_optimizer as register_optimizer
+    from neuro_evolution.core.schema import config_class as config_class
+    from neuro_evolution.core.schema import option as option
+    from neuro_evolution.evaluation.handlers.base import register_handler as register_handler
+    from neuro_evolution.optimizers.base import register_optimizer as register_optimizer
     from neuro_evolution.run.experiment import Experiment as Experiment
     from neuro_evolution.run.resume import resume_experiment as resume_experiment
     from neuro_evolution.support.errors import ConfigError as ConfigError

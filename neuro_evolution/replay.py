@@ -29,25 +29,25 @@ import numpy as np
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.cli import ArgumentParser, run_cli
 from neuro_evolution.config.tree import ExperimentConfig
+from neuro_evolution.core.normalization import ObservationScaler
 from neuro_evolution.evaluation.episode import (
     EpisodeRunner,
     RunnerSpec,
     replace_runner_config,
 )
 from neuro_evolution.evaluation.trace import EpisodeTrace
-from neuro_evolution.normalization import ObservationScaler
-from neuro_evolution.replay_members import (
+from neuro_evolution.run.directory import (
+    CANDIDATE_FILE,
+    load_candidate,
+)
+from neuro_evolution.run.plots import plot_brain_state
+from neuro_evolution.run.replay_members import (
     PROGRAM,
     display_available,
     load_run,
     replay_elite,
     replay_front,
 )
-from neuro_evolution.run.directory import (
-    CANDIDATE_FILE,
-    load_candidate,
-)
-from neuro_evolution.run.plots import plot_brain_state
 from neuro_evolution.support.atomic import atomic_savez
 from neuro_evolution.support.console import plural, warning
 from neuro_evolution.support.errors import UserError

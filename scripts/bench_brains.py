@@ -22,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains import make_template
-from neuro_evolution.brains.registry import parse_brain_config
+from neuro_evolution.brains.base import parse_brain_config
 
 TARGETS_US = {"build": 15.0, "fill": 5.0, "step": 8.0}  # for a 50-neuron dense CTRNN
 SIZES = (10, 50, 200)

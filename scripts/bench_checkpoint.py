@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.config.tree import parse_config
+from neuro_evolution.optimizers.base import Evaluations
 from neuro_evolution.run.checkpoint import Checkpointer
 from neuro_evolution.run.directory import LogRow
 from neuro_evolution.run.experiment import Experiment
@@ -86,7 +87,7 @@ def one_synthetic_generation(experiment: Experiment) -> int:
     genomes = experiment.optimizer.ask()
     fitness = np.random.default_rng(0).normal(size=len(genomes))
     experiment.hall_of_fame.update(genomes, fitness, 0)
-    experiment.optimizer.tell(fitness, experiment.hall_of_fame)
+    experiment.optimizer.tell(Evaluations(fitness, experiment.hall_of_fame))
     experiment.log.append(synthetic_row(fitness))
     experiment.generation = 1
     return len(genomes)

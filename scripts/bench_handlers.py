@@ -26,8 +26,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from neuro_evolution.brains.registry import parse_brain_config
-from neuro_evolution.config.schema import parse
+from neuro_evolution.brains.base import parse_brain_config
+from neuro_evolution.core.schema import parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler

@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_vectorized import setup  # noqa: E402
 
-from neuro_evolution.config.schema import parse  # noqa: E402
+from neuro_evolution.core.schema import parse  # noqa: E402
 from neuro_evolution.evaluation.environment import EnvironmentConfig  # noqa: E402
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler  # noqa: E402
 

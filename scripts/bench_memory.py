@@ -48,8 +48,8 @@ from typing import Any, NamedTuple
 from neuro_evolution.config.tree import config_to_dict, load_config, parse_config
 from neuro_evolution.envs import ENV_KWARGS
 from neuro_evolution.evaluation.episode import RunnerSpec
+from neuro_evolution.evaluation.validation import ValidationScore
 from neuro_evolution.run.experiment import Experiment
-from neuro_evolution.run.validation import ValidationScore
 from neuro_evolution.support.seeds import TRAINING_SEED_LIMIT
 
 ROOT = Path(__file__).resolve().parent.parent

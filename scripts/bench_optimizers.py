@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 from deap import cma as deap_cma
 
-from neuro_evolution.hall_of_fame import HallOfFame
+from neuro_evolution.core.hall_of_fame import HallOfFame
 from neuro_evolution.optimizers import OPTIMIZERS, Optimizer
-from neuro_evolution.optimizers.base import OptimizerConfig
+from neuro_evolution.optimizers.base import Evaluations, OptimizerConfig
 from neuro_evolution.optimizers.cost import (
     available_memory_bytes,
     default_config,
@@ -73,7 +73,7 @@ def measure(config: OptimizerConfig, genome_size: int, cell_seconds: float) -> d
         t1 = time.perf_counter()
         fitness = -np.abs(genomes[:, 0] - 1.0)  # cheap: the optimizer's cost is measured
         t2 = time.perf_counter()
-        optimizer.tell(fitness, hall_of_fame)
+        optimizer.tell(Evaluations(fitness, hall_of_fame))
         t3 = time.perf_counter()
         asks.append(t1 - t0)
         tells.append(t3 - t2)

@@ -234,7 +234,8 @@ def jax_rate(template: BrainTemplate, genomes: np.ndarray, batch: np.ndarray, re
         import jax
         import jax.numpy as jnp
 
-        from neuro_evolution.brains.jax_brains import encode_inputs, jax_brain
+        from neuro_evolution.brains.jax_brains import encode_inputs
+        from neuro_evolution.brains.jax_lookup import jax_brain
     except ImportError:
         print("    jax: not installed, not measured")
         return

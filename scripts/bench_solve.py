@@ -30,8 +30,8 @@ from typing import Any, NamedTuple
 
 from neuro_evolution.config.tree import load_config
 from neuro_evolution.evaluation.handlers import default_workers
+from neuro_evolution.evaluation.validation import ValidationConfig
 from neuro_evolution.run.experiment import Experiment
-from neuro_evolution.run.validation import ValidationConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 

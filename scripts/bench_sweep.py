@@ -28,10 +28,10 @@ import time
 from pathlib import Path
 
 from neuro_evolution.config.tree import load_config
+from neuro_evolution.evaluation.validation import ValidationConfig
 from neuro_evolution.run.checkpoint import install_checkpoints
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.run.experiment import Experiment
-from neuro_evolution.run.validation import ValidationConfig
 from neuro_evolution.sweep.grid import RunPlan
 from neuro_evolution.sweep.pools import make_pool
 from neuro_evolution.sweep.scheduler import Sweep

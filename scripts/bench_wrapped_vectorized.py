@@ -22,9 +22,8 @@ import time
 
 import numpy as np
 
-from neuro_evolution.brains.base import make_template
-from neuro_evolution.brains.registry import parse_brain_config
-from neuro_evolution.config.schema import parse
+from neuro_evolution.brains.base import make_template, parse_brain_config
+from neuro_evolution.core.schema import parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler

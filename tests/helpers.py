@@ -25,10 +25,9 @@ from distributed import Client, Security
 from fault_injection import command
 
 from neuro_evolution import train
-from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.brains.registry import parse_brain_config
-from neuro_evolution.config.schema import parse
+from neuro_evolution.brains.base import BrainTemplate, parse_brain_config
 from neuro_evolution.config.tree import parse_config
+from neuro_evolution.core.schema import parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler

@@ -11,8 +11,8 @@ from brain_references import REFERENCES, reference_logarithmic_mask
 from helpers import ACTION_SPACE, CTRNN_CASES, OBSERVATION_SPACE, random_ctrnn_cases
 
 from neuro_evolution.brains import brain_types, get_brain_type, make_template
+from neuro_evolution.brains.base import parse_brain_config
 from neuro_evolution.brains.masks import logarithmic_mask, make_mask
-from neuro_evolution.brains.registry import parse_brain_config
 
 TOLERANCE = 1e-12
 STEPS = 300

@@ -13,7 +13,7 @@ import pytest
 from helpers import CTRNN_CASES
 
 from neuro_evolution.brains import BrainTemplate, brain_types, make_template
-from neuro_evolution.brains.registry import parse_brain_config
+from neuro_evolution.brains.base import parse_brain_config
 from neuro_evolution.support.errors import ConfigError, UnsupportedSpaceError
 
 # Small networks with the options that make brains stateful and noisy switched on.

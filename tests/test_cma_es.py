@@ -18,9 +18,10 @@ import pytest
 from helpers import require, small_config
 
 from neuro_evolution import train
-from neuro_evolution.config.schema import ConfigError
-from neuro_evolution.hall_of_fame import HallOfFame
+from neuro_evolution.core.hall_of_fame import HallOfFame
+from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.optimizers import OPTIMIZERS, Optimizer, make_optimizer
+from neuro_evolution.optimizers.base import Evaluations
 from neuro_evolution.optimizers.cma_common import CmaParameters
 from neuro_evolution.optimizers.cost import (
     check_memory,
@@ -58,7 +59,7 @@ def ours(name: str, f: Objective, n: int, seed: int, x0: float, sigma: float, ta
     for generation in range(budget):
         values = f(optimizer.ask())
         best = min(best, float(values.min()))
-        optimizer.tell(-values, hall_of_fame)
+        optimizer.tell(Evaluations(-values, hall_of_fame))
         if best < target:
             return generation + 1, best
     return budget, best
@@ -204,7 +205,7 @@ def test_sep_cma_es_tell_is_the_papers_update() -> None:
         genomes = optimizer.ask()
         fitness = -rosenbrock(genomes)
         state = reference_sep_cma_tell(state, genomes.tolist(), fitness.tolist(), p)
-        optimizer.tell(fitness, HallOfFame(1, 5))
+        optimizer.tell(Evaluations(fitness, HallOfFame(1, 5)))
         for name, attribute in (("mean", "mean"), ("ps", "ps"), ("pc", "pc"), ("C", "C")):
             np.testing.assert_allclose(getattr(optimizer, attribute), state[name], rtol=1e-12)
         assert optimizer.sigma == pytest.approx(state["sigma"], rel=1e-12)
@@ -220,7 +221,7 @@ def npz_round_trip(state: dict[str, Any]) -> Any:
 
 def one_generation(optimizer: Optimizer, hall_of_fame: HallOfFame) -> np.ndarray:
     genomes = optimizer.ask()
-    optimizer.tell(-rosenbrock(genomes), hall_of_fame)
+    optimizer.tell(Evaluations(-rosenbrock(genomes), hall_of_fame))
     return genomes
 
 
@@ -336,7 +337,8 @@ def test_state_bytes_bounds_the_measured_peak(name: str) -> None:
         hall_of_fame = HallOfFame(1, 1_500)
         for _ in range(2):
             genomes = optimizer.ask()
-            optimizer.tell(-genomes[:, 0], hall_of_fame)  # an objective allocating nothing big
+            # an objective allocating nothing big
+            optimizer.tell(Evaluations(-genomes[:, 0], hall_of_fame))
             del genomes
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -503,7 +505,7 @@ def test_a_restarted_search_runs_as_a_new_optimizer_from_the_same_generator(name
 
     def linear_generation(optimizer: Optimizer) -> np.ndarray:
         genomes = optimizer.ask()
-        optimizer.tell(genomes.sum(axis=1), hall_of_fame)
+        optimizer.tell(Evaluations(genomes.sum(axis=1), hall_of_fame))
         return genomes
 
     restarted = make(section, n, seed=4)  # a seed whose warm-up decides h_sigma on both

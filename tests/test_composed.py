@@ -16,7 +16,7 @@ from helpers import assert_identical, require, run_straight, small_config, witho
 
 from neuro_evolution import replay, train
 from neuro_evolution.brains import BrainTemplate, make_template
-from neuro_evolution.brains.registry import parse_brain_config
+from neuro_evolution.brains.base import parse_brain_config
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.run.experiment import Experiment
 from neuro_evolution.support.atomic import load_npz
@@ -180,7 +180,8 @@ def test_jax_composed_brain_equals_the_numpy_brains(brain: dict) -> None:
     import jax
     import jax.numpy as jnp
 
-    from neuro_evolution.brains.jax_brains import encode_inputs, jax_brain
+    from neuro_evolution.brains.jax_brains import encode_inputs
+    from neuro_evolution.brains.jax_lookup import jax_brain
 
     count, steps = 3, 60
     space = IMAGE if brain is CONV_CTRNN else gym.spaces.Box(-2, 2, (4,), dtype=np.float64)
@@ -345,7 +346,7 @@ def test_the_jax_handler_runs_a_composed_brain_as_the_sequential_handler_does() 
     require("jax")
     import jax
 
-    from neuro_evolution.config.schema import parse
+    from neuro_evolution.core.schema import parse
     from neuro_evolution.evaluation.environment import EnvironmentConfig
     from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
     from neuro_evolution.evaluation.handlers.jax import JaxHandler

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from helpers import small_config
 
-from neuro_evolution.brains.registry import BRAINS
-from neuro_evolution.config.schema import ConfigBase, ConfigError, parse_value
+from neuro_evolution.brains.base import BRAINS
 from neuro_evolution.config.tree import (
     ExperimentConfig,
     config_hash,
@@ -20,7 +19,8 @@ from neuro_evolution.config.tree import (
     load_config,
     parse_config,
 )
-from neuro_evolution.optimizers.registry import OPTIMIZERS
+from neuro_evolution.core.schema import ConfigBase, ConfigError, parse_value
+from neuro_evolution.optimizers.base import OPTIMIZERS
 
 
 def error_of(data: dict) -> str:

@@ -13,8 +13,8 @@ from conv_reference import ReferenceConv
 from helpers import require
 
 from neuro_evolution.brains import make_template
+from neuro_evolution.brains.base import parse_brain_config
 from neuro_evolution.brains.conv_ops import convolve, pool
-from neuro_evolution.brains.registry import parse_brain_config
 from neuro_evolution.support.errors import ConfigError, UnsupportedSpaceError
 
 TOLERANCE = 1e-12
@@ -209,7 +209,8 @@ def test_jax_conv_brain_equals_the_numpy_batch_brain(options: dict[str, Any]) ->
     import jax
     import jax.numpy as jnp
 
-    from neuro_evolution.brains.jax_brains import encode_inputs, jax_brain
+    from neuro_evolution.brains.jax_brains import encode_inputs
+    from neuro_evolution.brains.jax_lookup import jax_brain
 
     template = template_for(options)
     genomes = np.random.default_rng(1).normal(0.0, 0.7, (3, template.genome_size))

@@ -25,8 +25,8 @@ from helpers import (
 )
 
 from neuro_evolution import replay, train
-from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.config.tree import config_to_dict, parse_config
+from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.evaluation.wrappers import REWARD_OFFSET
 from neuro_evolution.run.directory import LogRow, read_log
 from neuro_evolution.run.experiment import Experiment

@@ -11,7 +11,7 @@ from brain_references import REFERENCES
 from helpers import OBSERVATION_SPACE, installed
 
 from neuro_evolution.brains import make_template
-from neuro_evolution.brains.registry import parse_brain_config
+from neuro_evolution.brains.base import parse_brain_config
 from neuro_evolution.support.errors import ConfigError
 
 LANDER_OBSERVATIONS = gym.spaces.Box(-np.inf, np.inf, (8,), dtype=np.float32)
@@ -69,7 +69,8 @@ def test_identity_on_the_jax_brain_is_the_numpy_brains_action() -> None:
     import jax
     import jax.numpy as jnp
 
-    from neuro_evolution.brains.jax_brains import decode_actions, encode_inputs, jax_brain
+    from neuro_evolution.brains.jax_brains import decode_actions, encode_inputs
+    from neuro_evolution.brains.jax_lookup import jax_brain
 
     genome, observation = saturated_case()
     for name, expected in (("tanh", 0), ("identity", 1)):

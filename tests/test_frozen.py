@@ -10,7 +10,7 @@ import pytest
 from examples import PlainSettings, read_plain_setting
 
 from neuro_evolution.brains import brain_types, get_brain_type, make_template
-from neuro_evolution.brains.registry import parse_brain_config
+from neuro_evolution.brains.base import parse_brain_config
 
 
 def brain_classes(brain_type: str) -> list[type]:

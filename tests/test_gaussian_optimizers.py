@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from neuro_evolution.config.schema import ConfigError
-from neuro_evolution.hall_of_fame import HallOfFame
+from neuro_evolution.core.hall_of_fame import HallOfFame
+from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.optimizers import OPTIMIZERS, Optimizer, make_optimizer
+from neuro_evolution.optimizers.base import Evaluations
 from neuro_evolution.optimizers.gaussian import Adam, ClipUp
 from neuro_evolution.optimizers.rng import (
     generator_load_state,
@@ -120,7 +121,7 @@ def test_pgpe_tell_moves_center_and_stdev_as_the_paper_equations_say(shaping: st
     center, stdev = optimizer.center(), optimizer.state()["stdev"]
     shaped = centered_ranks(fitness) if shaping == "centered_ranks" else fitness
     grad_mu, grad_sigma = reference_pgpe(genomes, shaped, center, stdev)
-    optimizer.tell(fitness, HallOfFame(1, 3))
+    optimizer.tell(Evaluations(fitness, HallOfFame(1, 3)))
 
     expected_center = [c + 0.2 * g / (abs(g) + 0.01) for c, g in zip(center, grad_mu)]
     expected_stdev = [s + 0.05 * g for s, g in zip(stdev, grad_sigma)]
@@ -136,7 +137,7 @@ def test_pgpe_clipup_moves_the_center_along_the_gradient_by_max_speed_or_less() 
     fitness = np.array([5.0, 1.0, -2.0, 4.0, 10.0, 7.0])
     center = optimizer.center()
     grad_mu, _ = reference_pgpe(genomes, fitness, center, optimizer.state()["stdev"])
-    optimizer.tell(fitness, HallOfFame(1, 3))
+    optimizer.tell(Evaluations(fitness, HallOfFame(1, 3)))
     expected = [c + 0.2 * g / norm(grad_mu) for c, g in zip(center, grad_mu)]  # step = 0.4 / 2
     assert np.allclose(optimizer.center(), expected, rtol=1e-12)
 
@@ -148,7 +149,7 @@ def test_pgpe_bounds_each_stdev_change_relative_to_its_old_value() -> None:
     genomes = optimizer.ask()
     fitness = np.array([5.0, 1.0, -2.0, 4.0, 10.0, 7.0])
     _, grad_sigma = reference_pgpe(genomes, fitness, optimizer.center(), np.full(3, 0.5))
-    optimizer.tell(fitness, HallOfFame(1, 3))
+    optimizer.tell(Evaluations(fitness, HallOfFame(1, 3)))
     expected = [0.5 * (1.2 if g > 0 else 0.8) for g in grad_sigma]
     assert np.allclose(optimizer.state()["stdev"], expected, rtol=1e-12)
 
@@ -158,10 +159,10 @@ def test_pgpe_stdev_decay_and_floor_apply_after_the_bounded_update() -> None:
     fitness = np.array([5.0, 1.0, -2.0, 4.0, 10.0, 7.0])
     plain = make({**PGPE_BASE, "fitness_shaping": "none"}, 3, seed=1)
     plain.ask()
-    plain.tell(fitness, HallOfFame(1, 3))
+    plain.tell(Evaluations(fitness, HallOfFame(1, 3)))
     decayed = make({**PGPE_BASE, "fitness_shaping": "none", "stdev_decay": 0.9}, 3, seed=1)
     decayed.ask()
-    decayed.tell(fitness, HallOfFame(1, 3))
+    decayed.tell(Evaluations(fitness, HallOfFame(1, 3)))
     assert np.allclose(decayed.state()["stdev"], 0.9 * plain.state()["stdev"], rtol=1e-12)
     assert np.array_equal(decayed.center(), plain.center())
 
@@ -170,7 +171,7 @@ def test_pgpe_stdev_decay_and_floor_apply_after_the_bounded_update() -> None:
         {**PGPE_BASE, "fitness_shaping": "none", "stdev_decay": 0.9, "stdev_min": floor}, 3, seed=1
     )
     floored.ask()
-    floored.tell(fitness, HallOfFame(1, 3))
+    floored.tell(Evaluations(fitness, HallOfFame(1, 3)))
     expected = np.maximum(0.9 * plain.state()["stdev"], floor)
     assert np.array_equal(floored.state()["stdev"], expected)
     assert (floored.state()["stdev"] == floor).any() and (floored.state()["stdev"] > floor).any()
@@ -240,7 +241,7 @@ def test_openai_es_tell_is_adam_on_the_search_gradient_minus_weight_decay() -> N
     optimizer = make(section, 3, seed=6)
     genomes = optimizer.ask()
     fitness = np.array([0.1, -0.2, 0.05, 0.0])
-    optimizer.tell(fitness, HallOfFame(1, 3))
+    optimizer.tell(Evaluations(fitness, HallOfFame(1, 3)))
     expected = []
     for i in range(3):
         g = sum(f * (x[i] - 2.0) / 0.5 for f, x in zip(fitness, genomes)) / (4 * 0.5)
@@ -257,7 +258,7 @@ def test_openai_es_weight_decay_pulls_the_center_to_zero_when_fitness_is_flat() 
     for decay, moves in ((0.1, True), (0.0, False)):
         optimizer = make({"type": "OPENAI_ES", "center_init": 1.5, "weight_decay": decay}, 4)
         optimizer.ask()
-        optimizer.tell(np.zeros(100), HallOfFame(1, 4))
+        optimizer.tell(Evaluations(np.zeros(100), HallOfFame(1, 4)))
         center = optimizer.center()
         assert (np.all(center < 1.5) and np.all(center > 0)) if moves else np.all(center == 1.5)
 
@@ -292,7 +293,7 @@ def test_snes_tell_follows_the_natural_gradient_equations() -> None:
     fitness = -np.sum((genomes - 1.0) ** 2, axis=1)
     mu, sigma = optimizer.center(), optimizer.state()["stdev"]
     new_mu, new_sigma = reference_snes(genomes, fitness, mu, sigma)
-    optimizer.tell(fitness, HallOfFame(1, 5))
+    optimizer.tell(Evaluations(fitness, HallOfFame(1, 5)))
     assert np.allclose(optimizer.center(), new_mu, rtol=1e-12)
     assert np.allclose(optimizer.state()["stdev"], new_sigma, rtol=1e-12)
 

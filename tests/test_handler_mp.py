@@ -12,7 +12,7 @@ import time
 import pytest
 from helpers import alive, make_setup
 
-from neuro_evolution.config.schema import parse
+from neuro_evolution.core.schema import parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.handlers import make_handler
 from neuro_evolution.evaluation.handlers.base import WorkerState

@@ -10,6 +10,7 @@ import pytest
 
 from neuro_evolution.config.tree import ExperimentConfig
 from neuro_evolution.evaluation.handlers import make_handler
+from neuro_evolution.evaluation.handlers.base import handler_names, register_handler
 from neuro_evolution.evaluation.handlers.options import (
     SECTION,
     START_METHODS,
@@ -18,7 +19,6 @@ from neuro_evolution.evaluation.handlers.options import (
     evaluation_config,
     option_path,
 )
-from neuro_evolution.evaluation.handlers.registry import handler_names, register_handler
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.support.errors import ConfigError
 from neuro_evolution.train import build_parser

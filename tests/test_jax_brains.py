@@ -15,12 +15,9 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 from neuro_evolution.brains import make_template  # noqa: E402
-from neuro_evolution.brains.jax_brains import (  # noqa: E402
-    decode_actions,
-    encode_inputs,
-    jax_brain,
-)
-from neuro_evolution.brains.registry import parse_brain_config  # noqa: E402
+from neuro_evolution.brains.base import parse_brain_config  # noqa: E402
+from neuro_evolution.brains.jax_brains import decode_actions, encode_inputs  # noqa: E402
+from neuro_evolution.brains.jax_lookup import jax_brain  # noqa: E402
 from neuro_evolution.support.errors import ConfigError  # noqa: E402
 
 STEPS = 500

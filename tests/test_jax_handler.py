@@ -19,9 +19,13 @@ import jax  # noqa: E402
 
 from neuro_evolution import train  # noqa: E402
 from neuro_evolution.brains import make_template  # noqa: E402
-from neuro_evolution.brains.registry import parse_brain_config  # noqa: E402
-from neuro_evolution.config.schema import ConfigError, parse  # noqa: E402
+from neuro_evolution.brains.base import parse_brain_config  # noqa: E402
 from neuro_evolution.config.tree import parse_config  # noqa: E402
+from neuro_evolution.core.normalization import (  # noqa: E402
+    ObservationNormalizationConfig,
+    ObservationScaler,
+)
+from neuro_evolution.core.schema import ConfigError, parse  # noqa: E402
 from neuro_evolution.evaluation.environment import EnvironmentConfig  # noqa: E402
 from neuro_evolution.evaluation.episode import (  # noqa: E402
     EpisodeRunnerConfig,
@@ -31,11 +35,7 @@ from neuro_evolution.evaluation.episode import (  # noqa: E402
 from neuro_evolution.evaluation.handlers.dask import DaskHandler  # noqa: E402
 from neuro_evolution.evaluation.handlers.jax import JaxHandler  # noqa: E402
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler  # noqa: E402
-from neuro_evolution.normalization import (  # noqa: E402
-    ObservationNormalizationConfig,
-    ObservationScaler,
-)
-from neuro_evolution.novelty import NoveltyConfig  # noqa: E402
+from neuro_evolution.optimizers.novelty import NoveltyConfig  # noqa: E402
 from neuro_evolution.run.experiment import Experiment  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

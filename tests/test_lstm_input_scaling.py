@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 
 from neuro_evolution.brains import make_template
-from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.brains.registry import parse_brain_config
-from neuro_evolution.config.schema import ConfigError
+from neuro_evolution.brains.base import BrainTemplate, parse_brain_config
+from neuro_evolution.core.schema import ConfigError
 
 # bounds not symmetric about 0 (so inputs are shifted), one unbounded element
 SHIFTED = gym.spaces.Box(

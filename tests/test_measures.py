@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from helpers import QD_DESCRIPTORS, installed, qd_config, require
 
-from neuro_evolution.config.schema import ConfigError, parse
 from neuro_evolution.config.tree import parse_config
+from neuro_evolution.core.schema import ConfigError, parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
-from neuro_evolution.measures import MeasureConfig
+from neuro_evolution.measures.base import MeasureConfig
 from neuro_evolution.qd.descriptors import DescriptorConfig
 from neuro_evolution.run.experiment import Experiment, template_for_env
 from neuro_evolution.support.seeds import episode_seed, generation_seeds

@@ -11,21 +11,21 @@ import numpy as np
 import pytest
 from helpers import small_config
 
-from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.config.tree import parse_config
-from neuro_evolution.evaluation.episode import TRAINING, EvaluationContext, EvaluationResult
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.evaluation.handlers.dask import DaskHandler
-from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
-from neuro_evolution.normalization import (
+from neuro_evolution.core.normalization import (
     ObservationNormalizationConfig,
     ObservationRecorder,
     ObservationScaler,
     ObservationStatistics,
     record_batch,
 )
+from neuro_evolution.core.schema import ConfigError
+from neuro_evolution.evaluation.episode import TRAINING, EvaluationContext, EvaluationResult
+from neuro_evolution.evaluation.handlers.base import EvaluationHandler
+from neuro_evolution.evaluation.handlers.dask import DaskHandler
+from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
+from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
 from neuro_evolution.run.directory import load_npz
 from neuro_evolution.run.experiment import Experiment
 from neuro_evolution.run.resume import resume_experiment

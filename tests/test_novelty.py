@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from helpers import small_config
 
-from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.config.tree import parse_config
+from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
-from neuro_evolution.novelty import (
+from neuro_evolution.optimizers.novelty import (
     BehaviorRecorder,
     NoveltyArchive,
     NoveltyConfig,

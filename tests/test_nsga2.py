@@ -22,18 +22,26 @@ import pytest
 from deap import base, creator, tools
 from helpers import assert_identical, run_straight, small_config
 
-from neuro_evolution.config.schema import ConfigError
-from neuro_evolution.hall_of_fame import HallOfFame
-from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
-from neuro_evolution.optimizers.nsga2 import NSGA2
-from neuro_evolution.optimizers.nsga2_operators import (
+from neuro_evolution.core.hall_of_fame import HallOfFame
+from neuro_evolution.core.schema import ConfigError
+from neuro_evolution.moo.nsga2 import NSGA2
+from neuro_evolution.moo.operators import (
     binary_tournament,
     environmental_selection,
     polynomial_bounded,
     sbx,
     sbx_bounded,
 )
-from neuro_evolution.optimizers.pareto import crowding_distance, hypervolume, non_dominated_ranks
+from neuro_evolution.moo.pareto import crowding_distance, hypervolume, non_dominated_ranks
+from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
+from neuro_evolution.optimizers.base import Evaluations
+
+
+def tell_objectives(optimizer: NSGA2, objectives: np.ndarray) -> None:
+    """Tell a benchmark problem's (P, M) objective matrix (every column maximized)."""
+    values = np.asarray(objectives, dtype=np.float64)
+    optimizer.tell(Evaluations(values[:, 0] if values.ndim == 2 else values, measures=values))
+
 
 REFERENCE = (1.1, 1.1)  # on the minimized objectives
 
@@ -103,7 +111,7 @@ def test_zdt_hypervolume_reaches_the_stated_fraction(name: str, variation: dict)
         started = time.perf_counter()
         for _ in range(CONTRACT_GENERATIONS):
             genomes = optimizer.ask()
-            optimizer.tell_objectives(-problem(np.clip(genomes, 0.0, 1.0)))
+            tell_objectives(optimizer, -problem(np.clip(genomes, 0.0, 1.0)))
         reached = front_hypervolume(optimizer) / true_hv
         elapsed = time.perf_counter() - started
         assert reached >= CONTRACT_FRACTION, (seed, reached, elapsed)
@@ -240,12 +248,12 @@ def test_binary_tournament_prefers_lower_rank_then_larger_crowding_then_the_firs
 def test_one_objective_keeps_the_best_of_parents_and_offspring() -> None:
     optimizer = make({"population_size": 6, "offspring_size": 10}, 3, seed=2)
     genomes = optimizer.ask()
-    optimizer.tell(-np.sum(genomes**2, axis=1), HallOfFame(1, 3))
+    optimizer.tell(Evaluations(-np.sum(genomes**2, axis=1), HallOfFame(1, 3)))
     parents_fitness = optimizer.state()["parent_objectives"][:, 0]
     offspring = optimizer.ask()
     assert offspring.shape == (10, 3)
     fitness = -np.sum(offspring**2, axis=1)
-    optimizer.tell(fitness, HallOfFame(1, 3))
+    optimizer.tell(Evaluations(fitness, HallOfFame(1, 3)))
     union = np.concatenate([parents_fitness, fitness])
     kept = optimizer.state()["parent_objectives"][:, 0]
     np.testing.assert_array_equal(np.sort(kept), np.sort(union)[-6:])
@@ -256,7 +264,7 @@ def test_bounded_genomes_never_leave_their_bounds() -> None:
     for _ in range(30):
         genomes = optimizer.ask()
         assert genomes.min() >= -2.0 and genomes.max() <= 3.0
-        optimizer.tell_objectives(np.stack([genomes[:, 0], -(genomes[:, 0] ** 2)], axis=1))
+        tell_objectives(optimizer, np.stack([genomes[:, 0], -(genomes[:, 0] ** 2)], axis=1))
 
 
 # --- the front, the candidate, tells that are refused -------------------------------------
@@ -271,7 +279,7 @@ def test_front_and_candidate_are_non_dominated_survivors() -> None:
     assert optimizer.candidate(0) is None and optimizer.center() is None
     for _ in range(5):
         genomes = optimizer.ask()
-        optimizer.tell_objectives(two_objectives(genomes))
+        tell_objectives(optimizer, two_objectives(genomes))
     state = optimizer.state()
     front_genomes, front_objectives = optimizer.front()
     on_front = state["parent_ranks"] == 0
@@ -291,16 +299,16 @@ def test_front_and_candidate_are_non_dominated_survivors() -> None:
 def test_bad_tells_are_refused_with_a_clear_error() -> None:
     optimizer = make({"population_size": 4}, 2)
     with pytest.raises(RuntimeError, match="needs a preceding ask"):
-        optimizer.tell_objectives(np.zeros((4, 2)))
+        tell_objectives(optimizer, np.zeros((4, 2)))
     optimizer.ask()
     with pytest.raises(ValueError, match=r"expected 4 rows .* got shape \(3, 2\)"):
-        optimizer.tell_objectives(np.zeros((3, 2)))
+        tell_objectives(optimizer, np.zeros((3, 2)))
     with pytest.raises(ValueError, match="tell a \\(P, M\\) matrix of several objectives"):
-        optimizer.tell(np.zeros((4, 2)), HallOfFame(1, 2))
-    optimizer.tell_objectives(np.arange(8.0).reshape(4, 2))
+        optimizer.tell(Evaluations(np.zeros((4, 2)), HallOfFame(1, 2)))
+    tell_objectives(optimizer, np.arange(8.0).reshape(4, 2))
     optimizer.ask()
     with pytest.raises(ValueError, match="expected 2 columns as before, got 3"):
-        optimizer.tell_objectives(np.zeros((4, 3)))
+        tell_objectives(optimizer, np.zeros((4, 3)))
 
 
 # --- exact resume and plain state ---------------------------------------------------------
@@ -333,10 +341,10 @@ def test_resume_from_a_snapshot_is_bit_identical(case: str, snapshot_after: str)
     expected = []
     for _ in range(k + n):
         expected.append(reference.ask())
-        reference.tell_objectives(three_objectives(expected[-1]))
+        tell_objectives(reference, three_objectives(expected[-1]))
     first = make(RESUME_CASES[case], 5, seed=9)
     for _ in range(k):
-        first.tell_objectives(three_objectives(first.ask()))
+        tell_objectives(first, three_objectives(first.ask()))
     if snapshot_after == "ask":
         first.ask()
     state = first.state()
@@ -348,14 +356,14 @@ def test_resume_from_a_snapshot_is_bit_identical(case: str, snapshot_after: str)
     for g in range(k, k + n):
         genomes = resumed.ask()
         assert genomes.tobytes() == expected[g].tobytes(), g
-        resumed.tell_objectives(three_objectives(genomes))
+        tell_objectives(resumed, three_objectives(genomes))
     for ours, theirs in zip(resumed.front(), reference.front()):
         assert ours.tobytes() == theirs.tobytes()
 
 
 def test_a_state_of_another_size_is_refused() -> None:
     optimizer = make({"population_size": 8}, 5)
-    optimizer.tell_objectives(three_objectives(optimizer.ask()))
+    tell_objectives(optimizer, three_objectives(optimizer.ask()))
     with pytest.raises(ValueError, match="8 survivors, but the config's population_size is 6"):
         make({"population_size": 6}, 5).load_state(optimizer.state())
     with pytest.raises(ValueError, match="expected shape"):
@@ -406,7 +414,7 @@ def test_state_bytes_bounds_the_measured_peak(section: dict) -> None:
         optimizer = make_optimizer(config, 1_500, 0)
         for _ in range(3):
             genomes = optimizer.ask()
-            optimizer.tell(-genomes[:, 0], HallOfFame(1, 1_500))
+            optimizer.tell(Evaluations(-genomes[:, 0], HallOfFame(1, 1_500)))
             del genomes
         _, peak = tracemalloc.get_traced_memory()
     finally:

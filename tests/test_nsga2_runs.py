@@ -23,21 +23,21 @@ from helpers import (
 )
 
 from neuro_evolution import replay
-from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.config.tree import parse_config
+from neuro_evolution.core.hall_of_fame import HallOfFame
+from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
 from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
-from neuro_evolution.hall_of_fame import HallOfFame
-from neuro_evolution.measure_functions import lunar_lander_fuel, lunar_lander_powers
-from neuro_evolution.measures import TrajectorySummary
+from neuro_evolution.measures.base import TrajectorySummary
+from neuro_evolution.measures.functions import lunar_lander_fuel, lunar_lander_powers
+from neuro_evolution.moo.files import PARETO_FILE, PARETO_PLOT_FILE
+from neuro_evolution.moo.nsga2 import NSGA2
+from neuro_evolution.moo.pareto import hypervolume, to_maximization
 from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
-from neuro_evolution.optimizers.measured import Evaluations
-from neuro_evolution.optimizers.nsga2 import NSGA2
-from neuro_evolution.optimizers.pareto import hypervolume, to_maximization
-from neuro_evolution.pareto_files import PARETO_FILE, PARETO_PLOT_FILE
+from neuro_evolution.optimizers.base import Evaluations
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.run.experiment import Experiment
 
@@ -144,8 +144,8 @@ def make(section: dict[str, Any], genome_size: int = 4, seed: int = 3) -> NSGA2:
 
 
 def test_measures_are_told_as_maximization_objectives_minimized_ones_negated() -> None:
-    """tell_evaluations with raw measures selects exactly as tell_objectives with the
-    maximization matrix (the minimized column negated), generation after generation."""
+    """A tell with raw measures selects exactly as a tell of the maximization matrix to an
+    NSGA2 without objectives (the minimized column negated), generation after generation."""
     section = {
         "population_size": 6,
         "objectives": NSGA2_OBJECTIVES,
@@ -159,10 +159,9 @@ def test_measures_are_told_as_maximization_objectives_minimized_ones_negated() -
         raw = np.round(rng.normal(size=(len(genomes), 2)), 1)
         seeds = np.arange(len(genomes)) + 100 * generation
         fitness = rng.normal(size=len(genomes))  # not what NSGA2 selects on
-        measured.tell_evaluations(
-            fitness, HallOfFame(1, 4), Evaluations(raw, seeds, generation=generation)
-        )
-        plain.tell_objectives(to_maximization(raw, SENSES))
+        measured.tell(Evaluations(fitness, HallOfFame(1, 4), raw, seeds, generation=generation))
+        maximized = to_maximization(raw, SENSES)
+        plain.tell(Evaluations(fitness, measures=maximized))
     for ours, theirs in zip(measured.front(), plain.front()):
         assert ours.tobytes() == theirs.tobytes()
     _, front = measured.front()

@@ -18,9 +18,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import pytest
 
-from neuro_evolution.hall_of_fame import HallOfFame
+from neuro_evolution.core.hall_of_fame import HallOfFame
 from neuro_evolution.optimizers import OPTIMIZERS, Optimizer, make_optimizer
-from neuro_evolution.optimizers.measured import Evaluations, MeasuredOptimizer
+from neuro_evolution.optimizers.base import Evaluations
 
 
 class Budget(NamedTuple):
@@ -116,12 +116,11 @@ def make(name: str, genome_size: int, seed: int) -> Optimizer:
 def tell(
     optimizer: Optimizer, genomes: np.ndarray, fitness: np.ndarray, hall_of_fame: HallOfFame, g: int
 ) -> None:
-    """``tell``, or for a measured optimizer ``tell_evaluations`` with genes 0, 1 as measures."""
-    if isinstance(optimizer, MeasuredOptimizer):
-        seeds = np.zeros(len(genomes), dtype=np.int64)
-        optimizer.tell_evaluations(fitness, hall_of_fame, Evaluations(genomes[:, :2], seeds, g))
-    else:
-        optimizer.tell(fitness, hall_of_fame)
+    """The one ``tell``: the fitness, and genes 0, 1 as measures for an optimizer that names
+    measures."""
+    measures = genomes[:, :2] if optimizer.measure_configs() else None
+    seeds = np.zeros(len(genomes), dtype=np.int64)
+    optimizer.tell(Evaluations(fitness, hall_of_fame, measures, seeds, generation=g))
 
 
 def generation(optimizer: Optimizer, hall_of_fame: HallOfFame, index: int) -> np.ndarray:

@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from neuro_evolution.config.schema import ConfigError
-from neuro_evolution.hall_of_fame import HallOfFame
+from neuro_evolution.core.hall_of_fame import HallOfFame
+from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.optimizers import OPTIMIZERS, Optimizer, make_optimizer
+from neuro_evolution.optimizers.base import Evaluations
 from neuro_evolution.optimizers.shaping import centered_ranks
 
 GENOME_SIZE = 8
@@ -78,7 +79,7 @@ def generation(optimizer: Optimizer, hall_of_fame: HallOfFame, index: int) -> np
     genomes = optimizer.ask()
     fitness = sphere(genomes)
     hall_of_fame.update(genomes, fitness, index)
-    optimizer.tell(fitness, hall_of_fame)
+    optimizer.tell(Evaluations(fitness, hall_of_fame))
     return genomes
 
 
@@ -208,7 +209,7 @@ def test_ask_size_is_stable_and_repeated_ask_returns_the_same_genomes(case: str)
         assert optimizer.ask().tobytes() == genomes.tobytes()
         fitness = sphere(genomes)
         hall_of_fame.update(genomes, fitness, g)
-        optimizer.tell(fitness, hall_of_fame)
+        optimizer.tell(Evaluations(fitness, hall_of_fame))
 
 
 def test_mu_es_population_sizes_follow_reevaluate_parents() -> None:
@@ -246,7 +247,7 @@ def test_mu_es_without_reevaluation_selects_over_kept_parent_fitness_and_offspri
     fitness = np.arange(6, dtype=np.float64) - 100.0  # worse than every kept parent but two
     fitness[4] = old["parent_fitness"].max() + 1.0
     fitness[5] = old["parent_fitness"].min() - 1e-9
-    optimizer.tell(fitness, hall_of_fame)
+    optimizer.tell(Evaluations(fitness, hall_of_fame))
     new = optimizer.state()
     pool_genomes = np.concatenate([old["parent_genomes"], offspring])
     pool_fitness = np.concatenate([old["parent_fitness"], fitness])
@@ -298,7 +299,7 @@ def test_mu_es_extra_parents_come_from_the_hall_of_fame() -> None:
     hall_of_fame.update(asked, sphere(asked), 0)
     famous = np.array([[50.0, 51.0, 52.0], [60.0, 61.0, 62.0], [70.0, 71.0, 72.0]])
     hall_of_fame.update(famous, np.array([1e6, 2e6, 3e6]), 0)  # the three best, 70s first
-    optimizer.tell(sphere(asked), hall_of_fame)
+    optimizer.tell(Evaluations(sphere(asked), hall_of_fame))
 
     state = optimizer.state()
     assert state["extra_genomes"].tolist() == famous[[2, 1]].tolist()
@@ -321,7 +322,7 @@ def test_mu_es_without_hall_of_fame_extras_never_breeds_from_it() -> None:
     hall_of_fame = HallOfFame(3, 3)
     famous = np.array([[50.0, 51.0, 52.0]])
     hall_of_fame.update(famous, np.array([1e6]), 0)
-    optimizer.tell(sphere(asked), hall_of_fame)
+    optimizer.tell(Evaluations(sphere(asked), hall_of_fame))
     assert tuple(famous[0]) not in {tuple(row) for row in optimizer.ask()}
 
 
@@ -370,14 +371,14 @@ def test_tell_refuses_wrong_fitness_and_tell_without_ask(case: str) -> None:
     optimizer = make(case)
     hall_of_fame = HallOfFame(5, GENOME_SIZE)
     with pytest.raises(RuntimeError, match="ask"):
-        optimizer.tell(np.zeros(3), hall_of_fame)
+        optimizer.tell(Evaluations(np.zeros(3), hall_of_fame))
     genomes = optimizer.ask()
     with pytest.raises(ValueError, match="fitness: expected"):
-        optimizer.tell(np.zeros(len(genomes) + 1), hall_of_fame)
+        optimizer.tell(Evaluations(np.zeros(len(genomes) + 1), hall_of_fame))
     fitness = sphere(genomes)
     fitness[1] = np.nan
     with pytest.raises(ValueError, match="fitness: NaN at index 1"):
-        optimizer.tell(fitness, hall_of_fame)
+        optimizer.tell(Evaluations(fitness, hall_of_fame))
 
 
 def test_state_of_one_optimizer_type_is_refused_by_the_other() -> None:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from helpers import require
 
-from neuro_evolution.optimizers.pareto import (
+from neuro_evolution.moo.pareto import (
     crowded_order,
     crowding_distance,
     dominance_matrix,
@@ -92,7 +92,7 @@ def test_ranks_do_not_depend_on_row_order_and_blocking() -> None:
     np.testing.assert_array_equal(
         non_dominated_ranks(points[order]), non_dominated_ranks(points)[order]
     )
-    import neuro_evolution.optimizers.pareto as pareto
+    import neuro_evolution.moo.pareto as pareto
 
     saved = pareto._BLOCK_ELEMENTS
     try:

@@ -32,8 +32,8 @@ from helpers import (
 )
 
 from neuro_evolution import train
-from neuro_evolution.config.schema import ConfigError, parse
 from neuro_evolution.config.tree import parse_config
+from neuro_evolution.core.schema import ConfigError, parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler

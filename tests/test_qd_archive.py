@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from neuro_evolution.config.schema import parse, to_dict
-from neuro_evolution.hall_of_fame import HallOfFame
-from neuro_evolution.optimizers.measured import Evaluations
+from neuro_evolution.core.hall_of_fame import HallOfFame
+from neuro_evolution.core.schema import parse, to_dict
+from neuro_evolution.optimizers.base import Evaluations
 from neuro_evolution.optimizers.sep_cma_es import SepCmaEs
 from neuro_evolution.qd.archive import IMPROVED, NEW, NOT_ADDED, Archive
 from neuro_evolution.qd.cma_me import improvement_order
@@ -109,8 +109,8 @@ def tell_sphere(optimizer: Any, generation: int) -> np.ndarray:
     genomes = optimizer.ask()
     fitness = -np.sum((genomes - 1.0) ** 2, axis=1)
     seeds = np.zeros(len(genomes), dtype=np.int64)
-    optimizer.tell_evaluations(
-        fitness, HallOfFame(1, 5), Evaluations(genomes[:, :2], seeds, generation)
+    optimizer.tell(
+        Evaluations(fitness, HallOfFame(1, 5), genomes[:, :2], seeds, generation=generation)
     )
     return genomes
 

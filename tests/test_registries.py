@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # registry -> (its module, its name there)
 REGISTRIES = {
-    "brains": ("neuro_evolution.brains.registry", "BRAINS"),
-    "optimizers": ("neuro_evolution.optimizers.registry", "OPTIMIZERS"),
-    "handlers": ("neuro_evolution.evaluation.handlers.registry", "HANDLERS"),
+    "brains": ("neuro_evolution.brains.base", "BRAINS"),
+    "optimizers": ("neuro_evolution.optimizers.base", "OPTIMIZERS"),
+    "handlers": ("neuro_evolution.evaluation.handlers.base", "HANDLERS"),
     "observers": ("neuro_evolution.observers.registry", "OBSERVERS"),
 }
 

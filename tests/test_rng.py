@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from neuro_evolution.hall_of_fame import HallOfFame
+from neuro_evolution.core.hall_of_fame import HallOfFame
 from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
+from neuro_evolution.optimizers.base import Evaluations
 from neuro_evolution.optimizers.rng import PythonRandomState
 
 
@@ -58,7 +59,7 @@ def test_resume_is_exact_with_odd_genome_and_population_sizes(case: str) -> None
     def tell(optimizer: Any, hall_of_fame: HallOfFame, genomes: np.ndarray, g: int) -> None:
         fitness = -np.sum((genomes - 1.0) ** 2, axis=1)
         hall_of_fame.update(genomes, fitness, g)
-        optimizer.tell(fitness, hall_of_fame)
+        optimizer.tell(Evaluations(fitness, hall_of_fame))
 
     straight, straight_hof = make_optimizer(config, genes, 3), HallOfFame(3, genes)
     expected = []

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from helpers import Setup, as_tuples, make_setup, small_config
 
-from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.config.tree import parse_config
+from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.evaluation.episode import EvaluationContext
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler

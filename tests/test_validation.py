@@ -16,10 +16,10 @@ from neuro_evolution import replay, train
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
+from neuro_evolution.evaluation.validation import reached
 from neuro_evolution.optimizers import OPTIMIZERS
 from neuro_evolution.run.directory import load_candidate, read_log
 from neuro_evolution.run.experiment import Experiment
-from neuro_evolution.run.validation import reached
 from neuro_evolution.support.seeds import (
     TRAINING_SEED_LIMIT,
     episode_seed,

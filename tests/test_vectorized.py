@@ -8,17 +8,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.brains.base import BrainTemplate, brain_types, parse_brain_config
 from neuro_evolution.brains.ffnn import FFNNTemplate
-from neuro_evolution.brains.registry import brain_types, parse_brain_config
-from neuro_evolution.config.schema import parse
+from neuro_evolution.core.schema import parse
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
 from neuro_evolution.evaluation.handlers import make_handler
 from neuro_evolution.evaluation.handlers.base import WorkerState
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler, VectorizedWorkerState
-from neuro_evolution.novelty import NoveltyConfig
+from neuro_evolution.optimizers.novelty import NoveltyConfig
 from neuro_evolution.run.experiment import template_for_env
 from neuro_evolution.support.seeds import brain_rng, brain_rngs, episode_seed, episode_seeds
 

@@ -21,8 +21,8 @@ from helpers import (
     without_time,
 )
 
-from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.config.tree import parse_config
+from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.evaluation.handlers.dask import DaskHandler
 from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler

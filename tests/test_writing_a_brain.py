@@ -16,9 +16,9 @@ import pytest
 from helpers import small_config
 
 from neuro_evolution.brains import BrainTemplate, brain_types, make_template
-from neuro_evolution.brains.registry import parse_brain_config
-from neuro_evolution.config.schema import ConfigError
+from neuro_evolution.brains.base import parse_brain_config
 from neuro_evolution.config.tree import parse_config
+from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.run.experiment import Experiment
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,11 +9,9 @@ from neuro_evolution.brains.base import (
     Brain,
     BrainConfig,
     BrainTemplate,
-    make_template,
-)
-from neuro_evolution.brains.registry import (
     brain_types,
     get_brain_type,
+    make_template,
     parse_brain_config,
     register_brain,
 )

@@ -1,9 +1,9 @@
 """The brain interface: a read-only BrainTemplate builds concrete Brains from genomes.
 
 A brain type is three classes registered under one name with
-:func:`~neuro_evolution.brains.registry.register_brain`:
+:func:`register_brain`:
 
-- a config class (a :func:`~neuro_evolution.config.schema.config_class` subclassing
+- a config class (a :func:`~neuro_evolution.core.schema.config_class` subclassing
   :class:`BrainConfig`) holding the options of the ``brain`` config section;
 - a template (a ``frozen_dataclass`` subclassing :class:`BrainTemplate`), made once per experiment
   by ``from_config``: it owns the genome layout, masks and a prototype brain, and every array it
@@ -26,13 +26,9 @@ from typing import Any, ClassVar, Generic, TypeVar
 import gymnasium as gym
 import numpy as np
 
-from neuro_evolution.brains.registry import (
-    brain_type_name,
-    get_brain_type,
-    parse_brain_config,
-)
 from neuro_evolution.brains.spaces import SpaceAdapter
-from neuro_evolution.config.schema import ConfigBase, register_polymorphic, to_dict
+from neuro_evolution.core.registry import Registry
+from neuro_evolution.core.schema import ConfigBase, register_polymorphic, to_dict
 from neuro_evolution.support.frozen import FrozenABCMeta, ReadOnlyRecord
 
 StateDict = dict[str, "np.ndarray | int | float | str | bool"]
@@ -47,9 +43,6 @@ class BrainConfig(ConfigBase):
     def type_name(self) -> str:
         """The registered name of this config's brain type."""
         return brain_type_name(type(self))
-
-
-register_polymorphic(BrainConfig, parse_brain_config)  # a ``brain`` section picks its class
 
 
 class Brain(metaclass=FrozenABCMeta):
@@ -237,3 +230,26 @@ def make_template(
 
 
 __all__ = ["BatchBrain", "Brain", "BrainConfig", "BrainTemplate", "make_template"]
+
+
+# The brain types by name: CTRNN, FFNN, LSTM, conv and composed built in, a user's added with
+# register_brain. A built-in type's module is imported when its name is first looked up, so
+# listing the types imports none of them (see ``docs/writing-a-brain.md``).
+BRAINS: Registry[BrainTemplate] = Registry(
+    "brain",
+    {
+        "CTRNN": "neuro_evolution.brains.ctrnn",
+        "FFNN": "neuro_evolution.brains.ffnn",
+        "LSTM": "neuro_evolution.brains.lstm",
+        "composed": "neuro_evolution.brains.composed",
+        "conv": "neuro_evolution.brains.conv",
+    },
+    what="brain type",
+    known="types",
+)
+register_brain = BRAINS.register
+brain_types = BRAINS.names
+get_brain_type = BRAINS.get
+brain_type_name = BRAINS.name_of
+parse_brain_config = BRAINS.parse_config
+register_polymorphic(BrainConfig, parse_brain_config)  # a ``brain`` section picks its class

@@ -32,6 +32,7 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.base import (
+    BRAINS,
     BatchBrain,
     Brain,
     BrainConfig,
@@ -39,13 +40,14 @@ from neuro_evolution.brains.base import (
     StateDict,
     _flatten,
     _unflatten,
+    get_brain_type,
     make_template,
+    parse_brain_config,
 )
 from neuro_evolution.brains.conv import ConvConfig
 from neuro_evolution.brains.ctrnn import CTRNNConfig
-from neuro_evolution.brains.registry import BRAINS, get_brain_type, parse_brain_config
 from neuro_evolution.brains.spaces import FeatureSpace, SpaceAdapter, one_line
-from neuro_evolution.config.schema import ConfigError, config_class, join, option, to_dict
+from neuro_evolution.core.schema import ConfigError, config_class, join, option, to_dict
 from neuro_evolution.support.errors import UnsupportedSpaceError
 from neuro_evolution.support.frozen import frozen_dataclass
 

@@ -27,11 +27,10 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.activations import RowSelection
-from neuro_evolution.brains.base import BatchBrain, Brain, BrainConfig, BrainTemplate
+from neuro_evolution.brains.base import BRAINS, BatchBrain, Brain, BrainConfig, BrainTemplate
 from neuro_evolution.brains.conv_ops import activate, convolve, dense_tanh, output_length, pool
-from neuro_evolution.brains.registry import BRAINS
 from neuro_evolution.brains.spaces import FeatureSpace, SpaceAdapter
-from neuro_evolution.config.schema import ConfigBase, ConfigError, config_class, option
+from neuro_evolution.core.schema import ConfigBase, ConfigError, config_class, option
 from neuro_evolution.support.errors import UnsupportedSpaceError
 from neuro_evolution.support.frozen import frozen_dataclass
 

@@ -42,7 +42,7 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.activations import ACTIVATIONS, RowSelection, as_is
-from neuro_evolution.brains.base import BatchBrain, Brain, BrainConfig, BrainTemplate
+from neuro_evolution.brains.base import BRAINS, BatchBrain, Brain, BrainConfig, BrainTemplate
 from neuro_evolution.brains.input_scaling import NORMALIZE_DOC, input_scaling
 from neuro_evolution.brains.masks import (
     MaskType,
@@ -53,9 +53,8 @@ from neuro_evolution.brains.masks import (
     make_mask,
     merge_sections,
 )
-from neuro_evolution.brains.registry import BRAINS
 from neuro_evolution.brains.spaces import SpaceAdapter
-from neuro_evolution.config.schema import ConfigError, config_class, join, option
+from neuro_evolution.core.schema import ConfigError, config_class, join, option
 from neuro_evolution.support.frozen import frozen_dataclass, readonly
 
 MASK_PARAM_DOC = "random: density in [0, 1]; logarithmic: base >= 1.05; learned: percentile kept"

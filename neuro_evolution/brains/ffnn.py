@@ -23,10 +23,9 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.activations import ACTIVATIONS
-from neuro_evolution.brains.base import BatchBrain, Brain, BrainConfig, BrainTemplate
-from neuro_evolution.brains.registry import BRAINS
+from neuro_evolution.brains.base import BRAINS, BatchBrain, Brain, BrainConfig, BrainTemplate
 from neuro_evolution.brains.spaces import SpaceAdapter
-from neuro_evolution.config.schema import ConfigError, config_class, option
+from neuro_evolution.core.schema import ConfigError, config_class, option
 from neuro_evolution.support.frozen import frozen_dataclass
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-from neuro_evolution.config.schema import ConfigError
+from neuro_evolution.core.schema import ConfigError
 
 NORMALIZE_LIMIT = 1e5  # Box bounds at or beyond this magnitude count as unbounded
 NORMALIZE_DOC = (

@@ -40,7 +40,6 @@ from neuro_evolution.brains.ctrnn import CTRNNBatchBrain, CTRNNTemplate
 from neuro_evolution.brains.ffnn import FFNNBatchBrain
 from neuro_evolution.brains.lstm import LSTMTemplate, _views
 from neuro_evolution.brains.spaces import SpaceAdapter
-from neuro_evolution.support.errors import ConfigError
 
 Params = dict[str, Any]
 State = Any
@@ -216,28 +215,6 @@ JAX_BRAINS: dict[str, type[JaxBrain]] = {
     "FFNN": FFNNJaxBrain,
     "LSTM": LSTMJaxBrain,
 }
-
-
-def _all_jax_brains() -> dict[str, type[JaxBrain]]:
-    """JAX_BRAINS and the conv and composed ones (``jax_conv.py``, imported on first use: it
-    builds on this module)."""
-    from neuro_evolution.brains.jax_conv import ComposedJaxBrain, ConvJaxBrain
-
-    return {**JAX_BRAINS, "composed": ComposedJaxBrain, "conv": ConvJaxBrain}
-
-
-def jax_brain(template: BrainTemplate) -> JaxBrain:
-    """The JAX batch brain of ``template``'s type; a one-line ConfigError if it has none (for a
-    composed brain: if one of its parts has none)."""
-    name = template.config.type_name()
-    brains = _all_jax_brains()
-    if name not in brains:
-        raise ConfigError(
-            "brain.type",
-            f"brain type {name!r} has no JAX implementation (JAX brains: "
-            f"{', '.join(sorted(brains))}); use another evaluation handler for it",
-        )
-    return brains[name](template)
 
 
 def encode_inputs(io: SpaceAdapter, observations: jax.Array, dtype: Any) -> jax.Array:

@@ -10,15 +10,17 @@ part order.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.brains.composed import ComposedTemplate
 from neuro_evolution.brains.conv import ConvBatchBrain, ConvTemplate
-from neuro_evolution.brains.jax_brains import JaxBrain, Params, State, jax_brain
+from neuro_evolution.brains.jax_brains import JaxBrain, Params, State
 from neuro_evolution.support.errors import ConfigError
 
 
@@ -90,13 +92,13 @@ class ConvJaxBrain(JaxBrain):
 class ComposedJaxBrain(JaxBrain):
     """The parts' JAX brains in order (see the module docstring)."""
 
-    def __init__(self, template: Any):
+    def __init__(self, template: Any, make_part: Callable[[BrainTemplate], JaxBrain]):
         super().__init__(template)
         assert isinstance(template, ComposedTemplate)
         self.parts = []
         for number, part in enumerate(template.parts):
             try:
-                self.parts.append(jax_brain(part))
+                self.parts.append(make_part(part))
             except ConfigError as error:
                 raise ConfigError(f"brain.parts[{number}].type", error.message) from None
 

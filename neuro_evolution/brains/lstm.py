@@ -32,6 +32,7 @@ import numpy as np
 
 from neuro_evolution.brains.activations import RowSelection, as_is, sigmoid_
 from neuro_evolution.brains.base import (
+    BRAINS,
     BatchBrain,
     Brain,
     BrainConfig,
@@ -39,9 +40,8 @@ from neuro_evolution.brains.base import (
     _unflatten,
 )
 from neuro_evolution.brains.input_scaling import NORMALIZE_DOC, fold_input_scaling, input_scaling
-from neuro_evolution.brains.registry import BRAINS
 from neuro_evolution.brains.spaces import SpaceAdapter
-from neuro_evolution.config.schema import ConfigError, config_class, option
+from neuro_evolution.core.schema import ConfigError, config_class, option
 from neuro_evolution.support.frozen import frozen_dataclass, readonly
 
 

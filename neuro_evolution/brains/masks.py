@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neuro_evolution.config.schema import ConfigError
+from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.support.frozen import FrozenClassMeta, frozen_dataclass, readonly
 
 MaskType = Literal["dense", "random", "logarithmic", "learned"]

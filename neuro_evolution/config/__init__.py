@@ -1,7 +1,4 @@
-"""The config machinery: the schema (typed, frozen config classes parsed from JSON), the
-registries of pluggable types, ``module:Name`` imports, the experiment's config tree and its
-generated reference (``docs/config.md``).
-
-The modules sit at different layers (brains use :mod:`.schema`; :mod:`.tree` uses the brains),
-so this package's ``__init__`` imports nothing.
+"""The experiment's config: the tree of sections a JSON file parses into (:mod:`.tree`) and its
+generated reference (:mod:`.reference`, ``docs/config.md``). The schema they are written in is
+:mod:`neuro_evolution.core.schema`.
 """

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import json
 
-from neuro_evolution.brains.registry import BRAINS
-from neuro_evolution.config.schema import field_docs
+from neuro_evolution.brains.base import BRAINS
 from neuro_evolution.config.tree import CheckpointConfig, ExperimentConfig
+from neuro_evolution.core.schema import field_docs
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
 from neuro_evolution.evaluation.handlers.options import EvaluationConfig
 from neuro_evolution.evaluation.wrappers import WrapperConfig
+from neuro_evolution.moo.objectives import ObjectiveConfig
 from neuro_evolution.observers.options import MlflowConfig, TensorBoardConfig
-from neuro_evolution.optimizers.objectives import ObjectiveConfig
-from neuro_evolution.optimizers.registry import OPTIMIZERS
+from neuro_evolution.optimizers.base import OPTIMIZERS
 from neuro_evolution.qd.descriptors import ArchiveConfig, DescriptorConfig
 
 

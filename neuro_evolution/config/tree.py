@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from neuro_evolution.brains.base import BrainConfig
-from neuro_evolution.config.importing import import_module
-from neuro_evolution.config.schema import (
+from neuro_evolution.core.importing import import_module
+from neuro_evolution.core.normalization import ObservationNormalizationConfig
+from neuro_evolution.core.schema import (
     ConfigBase,
     ConfigError,
     config_class,
@@ -25,11 +26,10 @@ from neuro_evolution.config.schema import (
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
 from neuro_evolution.evaluation.handlers.options import EvaluationConfig
-from neuro_evolution.normalization import ObservationNormalizationConfig
-from neuro_evolution.novelty import NoveltyConfig
+from neuro_evolution.evaluation.validation import ValidationConfig
 from neuro_evolution.observers.options import ObserversConfig
 from neuro_evolution.optimizers.base import OptimizerConfig
-from neuro_evolution.run.validation import ValidationConfig
+from neuro_evolution.optimizers.novelty import NoveltyConfig
 
 
 @config_class

@@ -28,14 +28,14 @@ from typing import Any, Literal
 import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec, load_env_creator
 
-from neuro_evolution.config.importing import (
+from neuro_evolution.core.importing import (
     describe_exception,
     import_extra,
     import_module,
     load_object,
     split_reference,
 )
-from neuro_evolution.config.schema import (
+from neuro_evolution.core.schema import (
     ConfigBase,
     ConfigError,
     config_class,

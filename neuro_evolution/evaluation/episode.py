@@ -15,16 +15,16 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.base import Brain, BrainTemplate
-from neuro_evolution.config.importing import import_module
-from neuro_evolution.config.schema import ConfigBase, ConfigError, config_class, join, option
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.measures import MeasureConfig, MeasureRecorder
-from neuro_evolution.normalization import (
+from neuro_evolution.core.importing import import_module
+from neuro_evolution.core.normalization import (
     ObservationNormalizationConfig,
     ObservationRecorder,
     ObservationScaler,
 )
-from neuro_evolution.novelty import BehaviorRecorder, NoveltyConfig
+from neuro_evolution.core.schema import ConfigBase, ConfigError, config_class, join, option
+from neuro_evolution.evaluation.environment import EnvironmentConfig
+from neuro_evolution.measures.base import MeasureConfig, MeasureRecorder
+from neuro_evolution.optimizers.novelty import BehaviorRecorder, NoveltyConfig
 from neuro_evolution.support.frozen import FrozenClassMeta, frozen_dataclass
 from neuro_evolution.support.seeds import brain_rng, episode_seeds
 

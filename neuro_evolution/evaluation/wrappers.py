@@ -31,8 +31,8 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import gymnasium.wrappers
 
-from neuro_evolution.config.importing import describe_exception, load_object
-from neuro_evolution.config.schema import (
+from neuro_evolution.core.importing import describe_exception, load_object
+from neuro_evolution.core.schema import (
     ConfigBase,
     ConfigError,
     config_class,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from neuro_evolution.support.frozen import FrozenABCMeta
@@ -44,6 +45,10 @@ class Observer(metaclass=FrozenABCMeta):
     Made as ``cls(section, run_dir, experiment)`` when the run gets its run directory (a new run, a
     resumed one, a sweep's run).
     """
+
+    @abstractmethod
+    def __init__(self, section: Any, run_dir: Path, experiment: ObservedRun) -> None:
+        """Set up from the observer's options, the run directory and the run it observes."""
 
     @abstractmethod
     def __call__(self, experiment: ObservedRun) -> None:

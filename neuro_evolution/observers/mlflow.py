@@ -15,7 +15,7 @@ import os
 import time
 from pathlib import Path
 
-from neuro_evolution.config.schema import flatten, to_dict
+from neuro_evolution.core.schema import flatten, to_dict
 from neuro_evolution.observers.base import ObservedRun, Observer, row_metrics
 from neuro_evolution.observers.options import MlflowConfig
 from neuro_evolution.observers.registry import register_observer

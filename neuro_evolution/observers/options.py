@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from neuro_evolution.config.schema import ConfigBase, config_class, join, option
+from neuro_evolution.core.schema import ConfigBase, config_class, join, option
 from neuro_evolution.support.errors import ConfigError
 
 SECTION = "observers"

@@ -8,11 +8,10 @@ imports neither. ``@register_observer("name", config=NameConfig)`` on an
 
 from __future__ import annotations
 
-from typing import Any
+from neuro_evolution.core.registry import Registry
+from neuro_evolution.observers.base import Observer
 
-from neuro_evolution.config.registry import Registry
-
-OBSERVERS: Registry[Any] = Registry(
+OBSERVERS: Registry[Observer] = Registry(
     "observer",
     {
         "tensorboard": "neuro_evolution.observers.tensorboard",

@@ -4,8 +4,12 @@ The interface is :mod:`.base`, the optimizers by name :mod:`.registry`, and maki
 config section :mod:`.factory`.
 """
 
-from neuro_evolution.optimizers.base import Optimizer, OptimizerConfig
+from neuro_evolution.optimizers.base import (
+    OPTIMIZERS,
+    Optimizer,
+    OptimizerConfig,
+    register_optimizer,
+)
 from neuro_evolution.optimizers.factory import make_optimizer
-from neuro_evolution.optimizers.registry import OPTIMIZERS, register_optimizer
 
 __all__ = ["OPTIMIZERS", "Optimizer", "OptimizerConfig", "make_optimizer", "register_optimizer"]

@@ -1,4 +1,11 @@
-"""The optimizer interface: ask for genomes, tell their fitness; all state is explicit data.
+"""The optimizer interface: ``ask`` for genomes, ``tell`` one :class:`Evaluations` record of what
+they scored; all state is explicit data.
+
+Every optimizer (ES, MU_ES, QD, NSGA-II, a user's own) is told the same record, and declares what
+it needs and adds through the same methods: the per-episode measures it selects on
+(:meth:`Optimizer.measure_configs`), its log columns (:meth:`Optimizer.log_metrics`) and the
+files it writes into a run directory (:meth:`Optimizer.run_files`). The run calls these on every
+optimizer and names none.
 
 An optimizer owns every bit of randomness it uses (DEAP's operators draw from Python's global
 ``random`` and numpy's global generator: implementations swap their own saved generator state
@@ -8,17 +15,58 @@ of the run exactly.
 
 from __future__ import annotations
 
+import dataclasses
 from abc import abstractmethod
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from neuro_evolution.config.schema import ConfigBase, register_polymorphic
-from neuro_evolution.hall_of_fame import HallOfFame
-from neuro_evolution.optimizers.registry import OPTIMIZERS
+from neuro_evolution.core.hall_of_fame import HallOfFame
+from neuro_evolution.core.normalization import ObservationScaler
+from neuro_evolution.core.registry import Registry
+from neuro_evolution.core.schema import ConfigBase, register_polymorphic
+from neuro_evolution.measures.base import MeasureConfig
 from neuro_evolution.support.frozen import FrozenABCMeta
 
+if TYPE_CHECKING:
+    from neuro_evolution.brains.base import BrainTemplate
+
 OptimizerState = dict[str, "np.ndarray | int | float | str | bool"]
+# A run-directory file writer: called after every generation with whether pictures are due.
+RunFileWriter = Callable[[bool], None]
+
+
+@dataclasses.dataclass(frozen=True)
+class Evaluations:
+    """What one generation's evaluations produced, one row per asked genome, in ask order.
+
+    Only ``fitness`` is always needed; a run fills every field.
+    """
+
+    fitness: np.ndarray  # (P,) what to select on (with novelty search: combined with novelty)
+    hall_of_fame: HallOfFame | None = None  # already updated with this generation's raw fitness
+    measures: np.ndarray | None = None  # (P, M) the measures of measure_configs(), in order
+    seeds: np.ndarray | None = None  # (P,) episode base seeds (replay reruns them)
+    generation: int = 0  # the generation being told
+    scaler: ObservationScaler | None = None  # the generation's frozen observation scaler
+
+    def measure_matrix(self, columns: int) -> np.ndarray:
+        """``measures`` as a float64 (P, columns) matrix; ValueError when it is not one."""
+        expected = (len(self.fitness), columns)
+        if self.measures is None:
+            raise ValueError(f"no measures told; expected shape {expected}")
+        measures = np.asarray(self.measures, dtype=np.float64)
+        if measures.shape != expected:
+            raise ValueError(f"measures have shape {measures.shape}; expected {expected}")
+        return measures
+
+    def seed_array(self) -> np.ndarray:
+        """``seeds`` as int64 (zeros when none were told)."""
+        if self.seeds is None:
+            return np.zeros(len(self.fitness), dtype=np.int64)
+        return np.asarray(self.seeds, dtype=np.int64)
 
 
 class OptimizerConfig(ConfigBase):
@@ -31,11 +79,13 @@ class OptimizerConfig(ConfigBase):
         return OPTIMIZERS.name_of(type(self))
 
 
-register_polymorphic(OptimizerConfig, OPTIMIZERS.parse_config)  # ``optimizer`` picks its class
-
-
 class Optimizer(metaclass=FrozenABCMeta):
-    """Ask/tell evolution strategy over float64 genomes; higher fitness is better."""
+    """Ask/tell search over float64 genomes; higher fitness is better."""
+
+    # How the run names the genome of center() in candidate.npz (QD: "best_elite").
+    CANDIDATE_SOURCE = "center"
+    # The optimizer section's field that names measure_configs() (for error messages).
+    MEASURES_FIELD = "descriptors"
 
     def __init__(self, config: Any, genome_size: int, seed: int):
         self.config = config
@@ -46,19 +96,42 @@ class Optimizer(metaclass=FrozenABCMeta):
         """The (P, genome_size) genomes to evaluate this generation."""
 
     @abstractmethod
-    def tell(self, fitness: np.ndarray, hall_of_fame: HallOfFame) -> None:
-        """Selection fitness of the genomes of the last ``ask``, in the same order.
-
-        ``hall_of_fame`` is already updated with this generation's raw fitness.
-        """
+    def tell(self, evaluations: Evaluations) -> None:
+        """What the genomes of the last ``ask`` scored, in the same order."""
 
     def center(self) -> np.ndarray | None:
-        """The genome this optimizer stands behind: its search distribution's mean.
+        """The genome this optimizer stands behind: its search distribution's mean (QD: the
+        best elite; NSGA-II: the front's best in its candidate objective).
 
         ``None`` for optimizers without one (MU_ES): the run then stands behind its hall of
         fame's best. Validation and replay score this genome, never a lucky sample.
         """
         return None
+
+    def center_scaler(self) -> ObservationScaler | None:
+        """The observation scaler :meth:`center`'s genome goes with (None: the current one)."""
+        return None
+
+    def measure_configs(self) -> tuple[MeasureConfig, ...]:
+        """The per-episode measures every evaluation must return, in order (none by default:
+        the episode loops then compute none and ``Evaluations.measures`` is (P, 0))."""
+        return ()
+
+    def keep_scalers(self, observation_size: int) -> None:
+        """Observations are normalized (``observation_size`` wide) and this optimizer names
+        measures: keep the scaler each stored genome was evaluated with (an archive or front
+        does); nothing by default."""
+
+    def log_metrics(self) -> dict[str, float]:
+        """Extra ``log.csv`` columns after this generation (name -> value, the same names every
+        generation); none by default."""
+        return {}
+
+    def run_files(self, folder: Path, template: BrainTemplate, title: str) -> list[RunFileWriter]:
+        """Writers of this optimizer's own files in the run directory ``folder`` (QD:
+        ``archive.npz``/``.png``); each is called after every generation with whether pictures
+        are due, and once more at the end. None by default."""
+        return []
 
     @classmethod
     def state_bytes(cls, config: Any, genome_size: int) -> int:
@@ -77,32 +150,26 @@ class Optimizer(metaclass=FrozenABCMeta):
         """Continue exactly from a :meth:`state` snapshot."""
 
 
-class MultiObjectiveOptimizer(Optimizer):
-    """An optimizer told a matrix of objectives (NSGA2): one row per asked genome, one column
-    per objective, every column maximized (turn raw values and their senses into this with
-    :func:`neuro_evolution.optimizers.pareto.to_maximization`).
-
-    ``tell(fitness)`` is the one-objective case: a one-column matrix, so such an optimizer
-    still runs wherever a single fitness is all there is.
-    """
-
-    @abstractmethod
-    def tell_objectives(
-        self, objectives: np.ndarray, hall_of_fame: HallOfFame | None = None
-    ) -> None:
-        """The (P, M) maximization objectives of the genomes of the last ``ask``, in order."""
-
-    def tell(self, fitness: np.ndarray, hall_of_fame: HallOfFame) -> None:
-        """One objective: ``fitness`` (P,) told as a (P, 1) matrix."""
-        values = np.asarray(fitness, dtype=np.float64)
-        if values.ndim != 1:
-            raise ValueError(
-                f"fitness: expected shape (P,), got {values.shape}; tell a (P, M) matrix of"
-                " several objectives with tell_objectives"
-            )
-        self.tell_objectives(values[:, None], hall_of_fame)
-
-    @abstractmethod
-    def front(self) -> tuple[np.ndarray, np.ndarray]:
-        """(genomes (K, G), objectives (K, M)) of the non-dominated survivors, best first by
-        the first objective; empty before the first tell."""
+# The optimizers by name: MU_ES, CMA_ES, SEP_CMA_ES, PGPE, OPENAI_ES, SNES, NSGA2 and the QD
+# optimizers MAP_ELITES and CMA_ME built in, a user's added with register_optimizer. A built-in
+# optimizer's module is imported when its name is first looked up, so listing the names imports
+# none of them. ``@register_optimizer("NAME", config=NameConfig)`` on an Optimizer subclass adds
+# one; the optimizer contract tests (``tests/test_optimizer_contract.py``) run on every name.
+OPTIMIZERS: Registry[Optimizer] = Registry(
+    "optimizer",
+    {
+        "CMA_ES": "neuro_evolution.optimizers.cma_es",
+        "CMA_ME": "neuro_evolution.qd.cma_me",
+        "MAP_ELITES": "neuro_evolution.qd.map_elites",
+        "MU_ES": "neuro_evolution.optimizers.mu_plus_lambda",
+        "NSGA2": "neuro_evolution.moo.nsga2",
+        "OPENAI_ES": "neuro_evolution.optimizers.openai_es",
+        "PGPE": "neuro_evolution.optimizers.pgpe",
+        "SEP_CMA_ES": "neuro_evolution.optimizers.sep_cma_es",
+        "SNES": "neuro_evolution.optimizers.snes",
+    },
+    what="optimizer type",
+    known="types",
+)
+register_optimizer = OPTIMIZERS.register
+register_polymorphic(OptimizerConfig, OPTIMIZERS.parse_config)  # ``optimizer`` picks its class

@@ -20,9 +20,13 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from neuro_evolution.config.schema import ConfigError, config_class, join, option
-from neuro_evolution.hall_of_fame import HallOfFame
-from neuro_evolution.optimizers.base import Optimizer, OptimizerConfig, OptimizerState
+from neuro_evolution.core.schema import ConfigError, config_class, join, option
+from neuro_evolution.optimizers.base import (
+    Evaluations,
+    Optimizer,
+    OptimizerConfig,
+    OptimizerState,
+)
 from neuro_evolution.optimizers.rng import (
     generator_load_state,
     generator_to_state,
@@ -195,12 +199,12 @@ class CmaBase(Optimizer):
             self._steps = self._scale(z)
         return self.mean + self.sigma * self._steps
 
-    def tell(self, fitness: np.ndarray, hall_of_fame: HallOfFame) -> None:
+    def tell(self, evaluations: Evaluations) -> None:
         """Move mean, sigma and C towards the mu best of the last ask (hall of fame unused)."""
         if self._steps is None:
             raise RuntimeError("tell() needs a preceding ask(): there are no genomes to score")
         p, n = self.params, self.genome_size
-        fitness = checked_fitness(fitness, self.population_size)
+        fitness = checked_fitness(evaluations.fitness, self.population_size)
         best = np.argsort(-fitness, kind="stable")[: p.mu]  # higher fitness first, ties by index
         y_w = self._recombine(best)  # Eq. (41)
         self.mean += self.sigma * y_w  # Eq. (42), c_m = 1

@@ -13,9 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from neuro_evolution.config.schema import ConfigError
-from neuro_evolution.optimizers.base import OptimizerConfig
-from neuro_evolution.optimizers.registry import OPTIMIZERS
+from neuro_evolution.core.schema import ConfigError
+from neuro_evolution.optimizers.base import OPTIMIZERS, OptimizerConfig
 
 SECTION = "optimizer"  # the experiment config's optimizer section
 # state_bytes(10 n) / state_bytes(n) at most this counts as growing linearly (quadratic: 100).

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from neuro_evolution.optimizers.base import Optimizer, OptimizerConfig
+from neuro_evolution.optimizers.base import OPTIMIZERS, Optimizer, OptimizerConfig
 from neuro_evolution.optimizers.cost import check_memory
-from neuro_evolution.optimizers.registry import OPTIMIZERS
 
 
 def make_optimizer(config: OptimizerConfig, genome_size: int, seed: int) -> Optimizer:

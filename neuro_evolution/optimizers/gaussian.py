@@ -21,9 +21,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from neuro_evolution.config.schema import ConfigError, config_class, join, option
-from neuro_evolution.hall_of_fame import HallOfFame
-from neuro_evolution.optimizers.base import Optimizer, OptimizerConfig, OptimizerState
+from neuro_evolution.core.schema import ConfigError, config_class, join, option
+from neuro_evolution.optimizers.base import (
+    Evaluations,
+    Optimizer,
+    OptimizerConfig,
+    OptimizerState,
+)
 from neuro_evolution.optimizers.rng import (
     generator_load_state,
     generator_to_state,
@@ -214,11 +218,11 @@ class GaussianSearch(Optimizer):
             self._noise = self._sample(self._rng)
         return self.mean + self.stdev * self._noise
 
-    def tell(self, fitness: np.ndarray, hall_of_fame: HallOfFame) -> None:
+    def tell(self, evaluations: Evaluations) -> None:
         """Update the distribution from the fitness of the last ask (hall of fame unused)."""
         if self._noise is None:
             raise RuntimeError("tell() needs a preceding ask(): there are no genomes to score")
-        values = checked_fitness(fitness, len(self._noise))
+        values = checked_fitness(evaluations.fitness, len(self._noise))
         self._update(self._noise, values)
         self._noise = None
         self._generation += 1

@@ -28,10 +28,15 @@ from typing import Any, Literal
 import numpy as np
 from deap import algorithms, base, tools
 
-from neuro_evolution.config.schema import ConfigError, config_class, join, option
-from neuro_evolution.hall_of_fame import HallOfFame
-from neuro_evolution.optimizers.base import Optimizer, OptimizerConfig, OptimizerState
-from neuro_evolution.optimizers.registry import OPTIMIZERS
+from neuro_evolution.core.hall_of_fame import HallOfFame
+from neuro_evolution.core.schema import ConfigError, config_class, join, option
+from neuro_evolution.optimizers.base import (
+    OPTIMIZERS,
+    Evaluations,
+    Optimizer,
+    OptimizerConfig,
+    OptimizerState,
+)
 from neuro_evolution.optimizers.rng import PythonRandomState, state_array, state_scalar
 from neuro_evolution.optimizers.shaping import FitnessShaping, checked_fitness, shape_fitness
 
@@ -248,12 +253,12 @@ class MuPlusLambda(Optimizer):
         strategies = np.maximum(strategies, config.min_strategy)
         return genomes.reshape(config.lambda_, self.genome_size), strategies
 
-    def tell(self, fitness: np.ndarray, hall_of_fame: HallOfFame) -> None:
+    def tell(self, evaluations: Evaluations) -> None:
         """Select the mu survivors among parents + offspring; take the hall-of-fame extras."""
         if self._asked_genomes is None or self._asked_strategies is None:
             raise RuntimeError("tell() needs a preceding ask(): there are no genomes to score")
-        fitness = checked_fitness(fitness, len(self._asked_genomes))
-        extra_genomes = self._hall_of_fame_extras(hall_of_fame)
+        fitness = checked_fitness(evaluations.fitness, len(self._asked_genomes))
+        extra_genomes = self._hall_of_fame_extras(evaluations.hall_of_fame)
         if self.config.reevaluate_parents or len(self._parent_genomes) == 0:
             genomes, strategies = self._asked_genomes, self._asked_strategies
         else:

@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from neuro_evolution.config.schema import config_class, option
+from neuro_evolution.core.schema import config_class, option
+from neuro_evolution.optimizers.base import OPTIMIZERS
 from neuro_evolution.optimizers.gaussian import (
     MirroredSearch,
     MirroredSearchConfig,
 )
-from neuro_evolution.optimizers.registry import OPTIMIZERS
 from neuro_evolution.optimizers.shaping import shape_fitness
 
 NAME = "OPENAI_ES"

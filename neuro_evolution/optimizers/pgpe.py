@@ -14,14 +14,14 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neuro_evolution.config.schema import ConfigError, config_class, join, option
+from neuro_evolution.core.schema import ConfigError, config_class, join, option
+from neuro_evolution.optimizers.base import OPTIMIZERS
 from neuro_evolution.optimizers.gaussian import (
     Adam,
     ClipUp,
     MirroredSearch,
     MirroredSearchConfig,
 )
-from neuro_evolution.optimizers.registry import OPTIMIZERS
 from neuro_evolution.optimizers.shaping import shape_fitness
 
 NAME = "PGPE"

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from neuro_evolution.config.schema import config_class
+from neuro_evolution.core.schema import config_class
+from neuro_evolution.optimizers.base import OPTIMIZERS
 from neuro_evolution.optimizers.cma_common import CmaBase, CmaConfig
-from neuro_evolution.optimizers.registry import OPTIMIZERS
 from neuro_evolution.optimizers.rng import state_array
 
 NAME = "SEP_CMA_ES"

@@ -12,10 +12,9 @@ from math import floor, log, sqrt
 
 import numpy as np
 
-from neuro_evolution.config.schema import config_class, option
-from neuro_evolution.optimizers.base import OptimizerConfig
+from neuro_evolution.core.schema import config_class, option
+from neuro_evolution.optimizers.base import OPTIMIZERS, OptimizerConfig
 from neuro_evolution.optimizers.gaussian import GaussianSearch, center_init_option
-from neuro_evolution.optimizers.registry import OPTIMIZERS
 from neuro_evolution.optimizers.shaping import nes_utilities
 
 NAME = "SNES"

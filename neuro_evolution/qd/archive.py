@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from neuro_evolution.normalization import ObservationScaler
+from neuro_evolution.core.normalization import ObservationScaler
 from neuro_evolution.qd.descriptors import ArchiveConfig, DescriptorConfig
 from neuro_evolution.support.seeds import cvt_rng
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from neuro_evolution.hall_of_fame import HallOfFame
-from neuro_evolution.measures import MeasureConfig
-from neuro_evolution.normalization import ObservationScaler
-from neuro_evolution.optimizers.base import OptimizerState
-from neuro_evolution.optimizers.measured import Evaluations, MeasuredOptimizer
+from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.core.normalization import ObservationScaler
+from neuro_evolution.measures.base import MeasureConfig
+from neuro_evolution.optimizers.base import Evaluations, Optimizer, OptimizerState, RunFileWriter
 from neuro_evolution.optimizers.rng import (
     generator_load_state,
     generator_to_state,
@@ -21,10 +21,11 @@ from neuro_evolution.optimizers.rng import (
 from neuro_evolution.optimizers.shaping import checked_fitness
 from neuro_evolution.qd.archive import Archive
 from neuro_evolution.qd.descriptors import QdConfig
+from neuro_evolution.qd.files import ArchiveWriter
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 
-class QdOptimizer(MeasuredOptimizer):
+class QdOptimizer(Optimizer):
     """A quality-diversity optimizer: it keeps an :class:`Archive` of elites by descriptor.
 
     The genome the run stands behind (``center``) is the best elite; the run validates it.
@@ -82,25 +83,19 @@ class QdOptimizer(MeasuredOptimizer):
     def _sample(self) -> np.ndarray:
         raise NotImplementedError
 
-    def tell_evaluations(
-        self, fitness: np.ndarray, hall_of_fame: HallOfFame, evaluations: Evaluations
-    ) -> None:
-        """Insert the asked genomes in submission order, then let the algorithm adapt."""
+    def tell(self, evaluations: Evaluations) -> None:
+        """Insert the asked genomes in submission order (with their measures, seeds, generation
+        and scaler), then let the algorithm adapt."""
         if self._asked is None:
             raise RuntimeError("tell() needs a preceding ask(): there are no genomes to score")
-        fitness = checked_fitness(fitness, len(self._asked))
-        measures = np.asarray(evaluations.measures, dtype=np.float64)
-        if measures.shape != (len(self._asked), len(self.config.descriptors)):
-            raise ValueError(
-                f"measures have shape {measures.shape}; expected "
-                f"({len(self._asked)}, {len(self.config.descriptors)})"
-            )
+        fitness = checked_fitness(evaluations.fitness, len(self._asked))
+        measures = evaluations.measure_matrix(len(self.config.descriptors))
         status, value = self.archive.add(
             self._asked,
             fitness,
             measures,
             evaluations.generation,
-            evaluations.seeds,
+            evaluations.seed_array(),
             evaluations.scaler,
         )
         self._adapt(fitness, status, value)
@@ -123,6 +118,10 @@ class QdOptimizer(MeasuredOptimizer):
     def log_metrics(self) -> dict[str, float]:
         """coverage, qd_score (offset ``qd_score_offset``) and qd_best of the archive."""
         return self.archive.metrics(self.config.qd_score_offset)
+
+    def run_files(self, folder: Path, template: BrainTemplate, title: str) -> list[RunFileWriter]:
+        """``archive.npz`` (every elite) and ``archive.png`` (its picture)."""
+        return [ArchiveWriter(folder, lambda: self.archive, template, title)]
 
     # --- state ---------------------------------------------------------------------------------
     def state(self) -> OptimizerState:

@@ -27,11 +27,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neuro_evolution.config.schema import config_class, option
-from neuro_evolution.hall_of_fame import HallOfFame
+from neuro_evolution.core.schema import config_class, option
+from neuro_evolution.optimizers.base import OPTIMIZERS, Evaluations
 from neuro_evolution.optimizers.cma_common import CmaBase, CmaParameters
 from neuro_evolution.optimizers.cma_es import CmaEs, CmaEsConfig
-from neuro_evolution.optimizers.registry import OPTIMIZERS
 from neuro_evolution.optimizers.rng import state_array
 from neuro_evolution.optimizers.sep_cma_es import SepCmaEs, SepCmaEsConfig
 from neuro_evolution.qd.archive import NOT_ADDED
@@ -119,7 +118,7 @@ class CmaMe(QdOptimizer):
         return np.concatenate([emitter.ask() for emitter in self.emitters])
 
     def _adapt(self, fitness: np.ndarray, status: np.ndarray, value: np.ndarray) -> None:
-        batch, unused = self.config.batch_size, HallOfFame(1, self.genome_size)
+        batch = self.config.batch_size
         for e, emitter in enumerate(self.emitters):
             rows = slice(e * batch, (e + 1) * batch)
             order = improvement_order(status[rows], value[rows])
@@ -129,7 +128,7 @@ class CmaMe(QdOptimizer):
             if self.config.selection == "filter" and not stalled:
                 # the parents are the samples that entered the archive (they rank first)
                 emitter.params = self._parameters(int(np.sum(status[rows] != NOT_ADDED)))
-            emitter.tell(ranked, unused)
+            emitter.tell(Evaluations(ranked))
             if stalled or not np.all(np.isfinite(emitter.mean)):
                 self._restart(e)
 

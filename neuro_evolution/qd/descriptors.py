@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from neuro_evolution.config.schema import ConfigBase, ConfigError, config_class, join, option
-from neuro_evolution.measures import MeasureConfig, check_measures
+from neuro_evolution.core.schema import ConfigBase, ConfigError, config_class, join, option
+from neuro_evolution.measures.base import MeasureConfig, check_measures
 from neuro_evolution.optimizers.base import OptimizerConfig
 
 

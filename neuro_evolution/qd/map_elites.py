@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neuro_evolution.config.schema import config_class, option
-from neuro_evolution.optimizers.registry import OPTIMIZERS
+from neuro_evolution.core.schema import config_class, option
+from neuro_evolution.optimizers.base import OPTIMIZERS
 from neuro_evolution.qd.base import QdOptimizer
 from neuro_evolution.qd.descriptors import QdConfig
 

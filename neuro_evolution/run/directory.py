@@ -29,10 +29,10 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.hall_of_fame import HallOfFame
-from neuro_evolution.normalization import ObservationScaler, scaler_arrays, scaler_from_arrays
+from neuro_evolution.core.hall_of_fame import HallOfFame
+from neuro_evolution.core.normalization import ObservationScaler, scaler_arrays, scaler_from_arrays
+from neuro_evolution.evaluation.validation import ValidationScore
 from neuro_evolution.run.plots import BackgroundPlot, plot_fitness
-from neuro_evolution.run.validation import ValidationScore
 from neuro_evolution.support.atomic import (
     atomic_savez,
     atomic_write_json,

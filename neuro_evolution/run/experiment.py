@@ -1,7 +1,7 @@
 """The training loop as a library: ``Experiment(config).run()``, one generation per ``step()``.
 
 Data flow of one generation: optimizer.ask() -> genomes -> handler.batch_evaluate(genomes, seeds)
--> raw fitness -> hall of fame -> optimizer.tell(selection fitness) -> log / run directory.
+-> raw fitness -> hall of fame -> optimizer.tell(Evaluations) -> log / run directory.
 Everything random derives from ``config.random_seed`` (every stream is listed in
 :mod:`neuro_evolution.support.seeds`); evaluations depend only on (template, genome, episode
 seeds), so the log is identical whichever handler runs it.
@@ -20,33 +20,28 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from neuro_evolution.brains.base import BrainConfig, BrainTemplate, make_template
-from neuro_evolution.config.schema import ConfigError
 from neuro_evolution.config.tree import ExperimentConfig, config_to_dict
+from neuro_evolution.core.hall_of_fame import HallOfFame
+from neuro_evolution.core.normalization import ObservationScaler, ObservationStatistics
+from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EvaluationContext, EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers import handler_from_config
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.evaluation.measure_results import check_measures_fit, check_step_measures
-from neuro_evolution.hall_of_fame import HallOfFame
-from neuro_evolution.normalization import ObservationScaler, ObservationStatistics
-from neuro_evolution.novelty import NoveltyArchive
+from neuro_evolution.evaluation.validation import ValidationScore, reached
+from neuro_evolution.measures.base import MeasureConfig
+from neuro_evolution.measures.results import (
+    check_measures_fit,
+    check_step_measures,
+    result_measures,
+)
 from neuro_evolution.observers import install_observers
-from neuro_evolution.optimizers.base import Optimizer
+from neuro_evolution.optimizers.base import Evaluations, Optimizer
 from neuro_evolution.optimizers.cost import optimizer_cost_warning
 from neuro_evolution.optimizers.factory import make_optimizer
-from neuro_evolution.optimizers.measured import MeasuredOptimizer
+from neuro_evolution.optimizers.novelty import NoveltyArchive
 from neuro_evolution.run.directory import Candidate, LogRow, RunDirectory
-from neuro_evolution.run.measured import (
-    attach_optimizer_files,
-    is_measured,
-    measured_candidate,
-    measures_path,
-    optimizer_metrics,
-    run_measures,
-    tell_measured,
-)
 from neuro_evolution.run.summary import RunSummary, ValidatedGeneration
-from neuro_evolution.run.validation import ValidationScore, reached
 from neuro_evolution.support.errors import PerformanceWarning
 from neuro_evolution.support.seeds import (
     generation_seeds,
@@ -109,6 +104,19 @@ def build_template(config: ExperimentConfig) -> BrainTemplate:
     return template_for_env(config.environment, config.brain, template_rng(config.random_seed))
 
 
+def run_measures(config: ExperimentConfig, optimizer: Optimizer) -> tuple[MeasureConfig, ...]:
+    """The per-episode measures the run's evaluations compute (() for most optimizers); an
+    optimizer that selects on measures cannot be combined with novelty search."""
+    measures = optimizer.measure_configs()
+    if measures and config.novelty is not None:
+        raise ConfigError(
+            "novelty",
+            f"optimizer {config.optimizer.type_name()} selects on per-episode measures; "
+            "it cannot be combined with novelty search: set novelty to null",
+        )
+    return measures
+
+
 class Experiment:
     """One training run. Checks everything it can at construction (dry run included)."""
 
@@ -140,7 +148,7 @@ class Experiment:
         self.observation_statistics = self._observation_statistics()
         runner = self.spec.make()
         try:
-            path = measures_path(self.optimizer)
+            path = f"optimizer.{self.optimizer.MEASURES_FIELD}"
             if measures:
                 check_measures_fit(measures, runner.env, path)
             runner.dry_run(self.template)
@@ -148,11 +156,7 @@ class Experiment:
                 check_step_measures(measures, runner.env, path)
         finally:
             runner.close()
-        if (
-            isinstance(self.optimizer, MeasuredOptimizer)
-            and is_measured(self.optimizer)
-            and self.observation_statistics
-        ):
+        if measures and self.observation_statistics:
             self.optimizer.keep_scalers(self.observation_statistics.size)
         self.hall_of_fame = HallOfFame(
             config.hall_of_fame_size,
@@ -198,8 +202,8 @@ class Experiment:
         """Write results into ``run_dir`` from now on (the resolved config at once)."""
         self.run_directory = RunDirectory(Path(run_dir), title=self.config.environment.label)
         self.run_directory.write_config(config_to_dict(self.config))
-        attach_optimizer_files(
-            self.optimizer, self.run_directory, self.template, self.config.environment.label
+        self.run_directory.writers += self.optimizer.run_files(
+            self.run_directory.path, self.template, self.config.environment.label
         )
         if self.config.observers.any:
             install_observers(self, self.run_directory.path)
@@ -225,12 +229,15 @@ class Experiment:
 
     def candidate(self) -> Candidate:
         """The genome the run stands behind now: the optimizer's center, else the HoF best."""
-        measured = measured_candidate(self.optimizer, self.generation, self.observation_scaler())
-        if measured is not None:
-            return measured
         center = self.optimizer.center()
         if center is not None:
-            return Candidate("center", center, self.generation, self.observation_scaler())
+            own = self.optimizer.center_scaler()
+            return Candidate(
+                self.optimizer.CANDIDATE_SOURCE,
+                center,
+                self.generation,
+                own or self.observation_scaler(),
+            )
         if len(self.hall_of_fame) == 0:
             raise RuntimeError("no genome evaluated yet: nothing to stand behind")
         return Candidate(
@@ -321,37 +328,10 @@ class Experiment:
         """
         with optimizer_math():
             genomes = self.optimizer.ask()
-        scaler = self.observation_scaler()
-        request = self.training_request(genomes, scaler)
+        request = self.training_request(genomes, self.observation_scaler())
         started = time.perf_counter()
         results = yield request
-        evaluated = time.perf_counter()
-        if len(results) != len(genomes):
-            raise RuntimeError(
-                f"handler returned {len(results)} results for {len(genomes)} genomes"
-            )
-        fitness = np.array([r.fitness for r in results], dtype=np.float64)
-        self.hall_of_fame.update(genomes, fitness, self.generation, scaler)
-        told = time.perf_counter()
-        with optimizer_math():
-            if isinstance(self.optimizer, MeasuredOptimizer) and is_measured(self.optimizer):
-                tell_measured(
-                    self.optimizer,
-                    fitness,
-                    self.hall_of_fame,
-                    results,
-                    request.seeds,
-                    self.generation,
-                    scaler,
-                )
-            else:
-                self.optimizer.tell(self.selection_fitness(fitness, results), self.hall_of_fame)
-        if not self._cost_checked:  # the first generation of this session measures the cost
-            self._cost_checked = True
-            self._warn_about_optimizer_cost(time.perf_counter() - told, evaluated - started)
-        if self.observation_statistics is not None:
-            self.observation_statistics.merge([r.observation_stats for r in results])
-        env_steps = int(sum(r.steps for r in results))
+        fitness = self.tell(request, results, time.perf_counter() - started)
         generation = self.generation
         self.generation += 1
         candidate = self.candidate()
@@ -359,10 +339,55 @@ class Experiment:
         if self.validation_due():
             validation = yield self.validation_request(candidate)
             score = ValidationScore.from_results(self.generation, validation)
-        candidate = candidate.with_score(score)
-        row = LogRow(
+        row = self.log_row(generation, fitness, int(sum(r.steps for r in results)), score)
+        self.log.append(row)
+        self.write_generation(candidate.with_score(score), score)
+        for hook in self.after_generation:
+            hook(self)
+        return row
+
+    def tell(
+        self,
+        request: EvaluationRequest,
+        results: list[EvaluationResult],
+        evaluation_seconds: float,
+    ) -> np.ndarray:
+        """Record the population's results (hall of fame, optimizer, observation statistics);
+        their raw fitness."""
+        genomes, scaler = request.genomes, request.context.observation_scaler
+        if len(results) != len(genomes):
+            raise RuntimeError(
+                f"handler returned {len(results)} results for {len(genomes)} genomes"
+            )
+        fitness = np.array([r.fitness for r in results], dtype=np.float64)
+        self.hall_of_fame.update(genomes, fitness, self.generation, scaler)
+        told = time.perf_counter()
+        measures = self.spec.measures
+        evaluations = Evaluations(
+            fitness=self.selection_fitness(fitness, results),
+            hall_of_fame=self.hall_of_fame,
+            measures=result_measures(results, len(measures)) if measures else None,
+            seeds=np.asarray(request.seeds, dtype=np.int64),
+            generation=self.generation,
+            scaler=scaler,
+        )
+        with optimizer_math():
+            self.optimizer.tell(evaluations)
+        if not self._cost_checked:  # the first generation of this session measures the cost
+            self._cost_checked = True
+            self._warn_about_optimizer_cost(time.perf_counter() - told, evaluation_seconds)
+        if self.observation_statistics is not None:
+            self.observation_statistics.merge([r.observation_stats for r in results])
+        return fitness
+
+    def log_row(
+        self, generation: int, fitness: np.ndarray, env_steps: int, score: ValidationScore | None
+    ) -> LogRow:
+        """The log row of ``generation``: fitness statistics, validation, the optimizer's own
+        columns."""
+        return LogRow(
             generation=generation,
-            evaluations=len(results),
+            evaluations=len(fitness),
             env_steps=env_steps,
             env_steps_total=(self.log[-1].env_steps_total if self.log else 0) + env_steps,
             fitness_min=float(fitness.min()),
@@ -375,21 +400,20 @@ class Experiment:
             validation_min=None if score is None else score.min,
             validation_steps=None if score is None else score.steps,
             wall_time=round(self.wall_time, 4),
-            metrics=optimizer_metrics(self.optimizer),
+            metrics=tuple(
+                (name, float(value)) for name, value in self.optimizer.log_metrics().items()
+            ),
         )
-        self.log.append(row)
-        if self.run_directory is not None:
-            # The candidate file keeps the last validated candidate (every one without validation).
-            keep = score is not None or self.done or self.config.validation is None
-            self.run_directory.write_generation(
-                self.log,
-                self.hall_of_fame,
-                self.template,
-                candidate if keep else None,
-            )
-        for hook in self.after_generation:
-            hook(self)
-        return row
+
+    def write_generation(self, candidate: Candidate, score: ValidationScore | None) -> None:
+        """Write the generation into the run directory (if any). The candidate file keeps the
+        last validated candidate (every one when the run does not validate)."""
+        if self.run_directory is None:
+            return
+        keep = score is not None or self.done or self.config.validation is None
+        self.run_directory.write_generation(
+            self.log, self.hall_of_fame, self.template, candidate if keep else None
+        )
 
     def run(self, progress: bool | None = None) -> RunSummary:
         """Run until ``number_generations``; returns a summary. Closes a handler it made."""

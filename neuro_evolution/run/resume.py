@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.config.schema import flatten
 from neuro_evolution.config.tree import ExperimentConfig, config_to_dict, parse_config
+from neuro_evolution.core.schema import flatten
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.run.checkpoint import (
     CHECKPOINT_DIR,

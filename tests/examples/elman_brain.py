@@ -16,7 +16,7 @@ import numpy as np
 
 from neuro_evolution.brains import Brain, BrainConfig, BrainTemplate, register_brain
 from neuro_evolution.brains.spaces import SpaceAdapter
-from neuro_evolution.config.schema import config_class, option
+from neuro_evolution.core.schema import config_class, option
 from neuro_evolution.support.frozen import frozen_dataclass
 
 

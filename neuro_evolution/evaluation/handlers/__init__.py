@@ -8,10 +8,13 @@ The handlers by name: :mod:`.registry`; their options: :mod:`.options`; making o
 
 from __future__ import annotations
 
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler
+from neuro_evolution.evaluation.handlers.base import (
+    EvaluationHandler,
+    handler_names,
+    register_handler,
+)
 from neuro_evolution.evaluation.handlers.factory import handler_from_config, make_handler
 from neuro_evolution.evaluation.handlers.options import EvaluationConfig, default_workers
-from neuro_evolution.evaluation.handlers.registry import handler_names, register_handler
 
 __all__ = [
     "EvaluationConfig",

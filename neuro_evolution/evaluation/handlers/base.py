@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.core.registry import Registry
 from neuro_evolution.evaluation.episode import (
     TRAINING,
     EvaluationContext,
@@ -25,7 +26,6 @@ from neuro_evolution.evaluation.episode import (
     RunnerSpec,
 )
 from neuro_evolution.evaluation.handlers.options import EvaluationConfig, option_path
-from neuro_evolution.evaluation.handlers.registry import registered_name
 from neuro_evolution.support.errors import ConfigError
 from neuro_evolution.support.frozen import FrozenABCMeta
 from neuro_evolution.support.signals import signals_handled_by
@@ -158,3 +158,35 @@ def split_chunks(count: int, chunks: int) -> list[slice]:
     chunks = max(1, min(chunks, count))
     bounds = np.linspace(0, count, chunks + 1).round().astype(int)
     return [slice(int(a), int(b)) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+# The handlers by name: sequential, mp, dask, vectorized and jax built in, a user's added with
+# ``@register_handler("name")`` on an EvaluationHandler subclass. A built-in handler's module is
+# imported only when the handler is asked for (Dask is heavy), yet every name is known at once:
+# the config (``evaluation.handler``), the command line (``train --handler``) and
+# :func:`~neuro_evolution.evaluation.handlers.factory.handler_from_config` read them from here.
+HANDLERS: Registry[EvaluationHandler] = Registry(
+    "handler",
+    {
+        "sequential": "neuro_evolution.evaluation.handlers.sequential",
+        "mp": "neuro_evolution.evaluation.handlers.multiprocessing",
+        "dask": "neuro_evolution.evaluation.handlers.dask",
+        "vectorized": "neuro_evolution.evaluation.handlers.vectorized",
+        "jax": "neuro_evolution.evaluation.handlers.jax",
+    },
+    what="handler",
+    known="handlers",
+    builtins_first=True,
+)
+register_handler = HANDLERS.register
+handler_names = HANDLERS.names
+
+
+def handler_class(name: str) -> type[EvaluationHandler]:
+    """The class registered as ``name`` (a built-in one is imported now); KeyError if unknown."""
+    return HANDLERS.get(name)[1]
+
+
+def registered_name(cls: type) -> str:
+    """The name ``cls`` is registered under (its class name when it is not registered)."""
+    return HANDLERS.impl_name(cls) or cls.__name__

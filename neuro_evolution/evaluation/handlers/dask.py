@@ -49,6 +49,7 @@ from neuro_evolution.evaluation.handlers.base import (
     check_batch,
     check_parallel_options,
     chunks_per_worker_for,
+    register_handler,
     sigint_ignored,
     split_chunks,
 )
@@ -56,7 +57,6 @@ from neuro_evolution.evaluation.handlers.options import (
     EvaluationConfig,
     option_path,
 )
-from neuro_evolution.evaluation.handlers.registry import register_handler
 from neuro_evolution.support.console import info
 from neuro_evolution.support.errors import ConfigError, HandlerStartError
 

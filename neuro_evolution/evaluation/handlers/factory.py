@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler
+from neuro_evolution.evaluation.handlers.base import EvaluationHandler, handler_class
 from neuro_evolution.evaluation.handlers.options import EvaluationConfig, evaluation_config
-from neuro_evolution.evaluation.handlers.registry import handler_class
 
 
 def handler_from_config(section: EvaluationConfig) -> EvaluationHandler:
     """The handler the section names, made from the section's options."""
-    # the registry sits below base.py, so it cannot name the type; every entry is a handler class
-    cls = cast("type[EvaluationHandler]", handler_class(section.handler))
-    return cls.from_config(section)
+    return handler_class(section.handler).from_config(section)
 
 
 def make_handler(handler: str, **options: Any) -> EvaluationHandler:

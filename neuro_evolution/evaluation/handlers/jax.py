@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.config.importing import import_extra
+from neuro_evolution.core.importing import import_extra
 from neuro_evolution.evaluation.episode import (
     TRAINING,
     EpisodeOutcome,
@@ -33,12 +33,12 @@ from neuro_evolution.evaluation.handlers.base import (
     EvaluationHandler,
     HandlerStatistics,
     check_batch,
+    register_handler,
 )
 from neuro_evolution.evaluation.handlers.options import (
     EvaluationConfig,
     option_path,
 )
-from neuro_evolution.evaluation.handlers.registry import register_handler
 from neuro_evolution.support.errors import ConfigError
 from neuro_evolution.support.seeds import episode_seeds
 
@@ -51,7 +51,7 @@ class JaxWorkerState:
 
     def __init__(self, template: BrainTemplate, spec: RunnerSpec, precision: str = "float32"):
         self.jax = import_extra("jax", "jax", option_path("handler"))
-        from neuro_evolution.brains.jax_brains import jax_brain
+        from neuro_evolution.brains.jax_lookup import jax_brain
         from neuro_evolution.evaluation.jax_envs import reset_keys
         from neuro_evolution.evaluation.jax_episodes import GenerationProgram
 

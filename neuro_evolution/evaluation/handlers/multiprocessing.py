@@ -49,6 +49,7 @@ from neuro_evolution.evaluation.handlers.base import (
     EvaluationHandler,
     check_parallel_options,
     chunks_per_worker_for,
+    register_handler,
     sigint_ignored,
 )
 from neuro_evolution.evaluation.handlers.options import (
@@ -57,7 +58,6 @@ from neuro_evolution.evaluation.handlers.options import (
     option_path,
 )
 from neuro_evolution.evaluation.handlers.pool import Chunk, RunPool
-from neuro_evolution.evaluation.handlers.registry import register_handler
 from neuro_evolution.support.console import info
 from neuro_evolution.support.errors import ConfigError
 

@@ -1,6 +1,6 @@
 """The one source of evaluation options: the ``evaluation`` section.
 
-Its ``handler`` is a name of :mod:`~neuro_evolution.evaluation.handlers.registry`; a handler
+Its ``handler`` is a name of :mod:`~neuro_evolution.evaluation.handlers.base`; a handler
 class makes itself from the validated section (``from_config``).
 
 What a config file alone decides is validated when the section is parsed; what depends on the
@@ -14,7 +14,7 @@ import dataclasses
 import os
 from typing import Any, Literal
 
-from neuro_evolution.config.schema import (
+from neuro_evolution.core.schema import (
     ConfigBase,
     config_class,
     did_you_mean,
@@ -22,7 +22,6 @@ from neuro_evolution.config.schema import (
     option,
     parse,
 )
-from neuro_evolution.evaluation.handlers.registry import handler_names
 from neuro_evolution.support.errors import ConfigError
 
 SECTION = "evaluation"  # the ExperimentConfig field holding EvaluationConfig (a test holds it)
@@ -90,6 +89,9 @@ class EvaluationConfig(ConfigBase):
     )
 
     def validate(self, path: str) -> None:
+        # The registry lives with the handler interface, which takes this section: ask it now.
+        from neuro_evolution.evaluation.handlers.base import handler_names
+
         names = handler_names()
         if self.handler not in names:
             raise ConfigError(

@@ -11,8 +11,11 @@ from neuro_evolution.evaluation.episode import (
     EvaluationResult,
     RunnerSpec,
 )
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState
-from neuro_evolution.evaluation.handlers.registry import register_handler
+from neuro_evolution.evaluation.handlers.base import (
+    EvaluationHandler,
+    WorkerState,
+    register_handler,
+)
 
 
 @register_handler("sequential")

@@ -14,7 +14,7 @@ most that many lanes, with the same results; a wave that cannot fit in memory is
 (:mod:`~neuro_evolution.evaluation.lane_memory`).
 
 Per-episode observation, action and reward measures (QD descriptors) are computed per lane
-(:mod:`~neuro_evolution.evaluation.lane_measures`). A brain type without a batch brain
+(:mod:`~neuro_evolution.measures.lanes`). A brain type without a batch brain
 (``template.supports_batch`` false), or a run that records behaviour for novelty or info or
 function measures, falls back to the per-individual loop of
 :class:`~neuro_evolution.evaluation.handlers.base.WorkerState` with one ``warning:`` line
@@ -29,6 +29,7 @@ from typing import Literal
 import numpy as np
 
 from neuro_evolution.brains.base import BatchBrain, BrainTemplate
+from neuro_evolution.core.normalization import record_batch
 from neuro_evolution.evaluation.episode import (
     TRAINING,
     EpisodeOutcome,
@@ -37,12 +38,11 @@ from neuro_evolution.evaluation.episode import (
     EvaluationResult,
     RunnerSpec,
 )
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler, WorkerState, check_batch
-from neuro_evolution.evaluation.handlers.registry import register_handler
-from neuro_evolution.evaluation.lane_measures import (
-    LaneMeasures,
-    individual_measures,
-    lockstep_measures_reason,
+from neuro_evolution.evaluation.handlers.base import (
+    EvaluationHandler,
+    WorkerState,
+    check_batch,
+    register_handler,
 )
 from neuro_evolution.evaluation.lane_memory import (
     PROBE_LANES,
@@ -56,7 +56,11 @@ from neuro_evolution.evaluation.vector_env import (
     make_lockstep_env,
     native_adapter,
 )
-from neuro_evolution.normalization import record_batch
+from neuro_evolution.measures.lanes import (
+    LaneMeasures,
+    individual_measures,
+    lockstep_measures_reason,
+)
 from neuro_evolution.support.console import warning
 from neuro_evolution.support.seeds import brain_rngs, episode_seeds
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neuro_evolution.config.schema import ConfigBase, config_class, option
+from neuro_evolution.core.schema import ConfigBase, config_class, option
 from neuro_evolution.optimizers.shaping import unit_ranks
 
 

@@ -1,4 +1,4 @@
-"""Per-episode measures of lockstep lanes: :class:`~neuro_evolution.measures.MeasureRecorder`'s
+"""Per-episode measures of lockstep lanes: :class:`~neuro_evolution.measures.base.MeasureRecorder`'s
 rules on (lanes,) arrays, to the bit.
 
 Observation, action and (scalar) reward measures are kept per lane (last value, running sum in
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from neuro_evolution.measures import MeasureConfig
+from neuro_evolution.measures.base import MeasureConfig
 
 
 def lockstep_measures_reason(measures: Sequence[MeasureConfig]) -> str:

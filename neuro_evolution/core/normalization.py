@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from neuro_evolution.config.schema import ConfigBase, config_class, option
+from neuro_evolution.core.schema import ConfigBase, config_class, option
 from neuro_evolution.support.frozen import ReadOnlyRecord, frozen_dataclass
 
 

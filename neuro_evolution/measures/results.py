@@ -1,16 +1,18 @@
 """The run's side of per-episode measures: start-up checks against the env's spaces and one
-step, and the (P, M) array of a generation's results (see :mod:`neuro_evolution.measures`)."""
+step, and the (P, M) array of a generation's results (see :mod:`neuro_evolution.measures.base`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from neuro_evolution.config.schema import ConfigError, join
-from neuro_evolution.evaluation.episode import EvaluationResult
-from neuro_evolution.measures import MeasureConfig, check_against_spaces
+from neuro_evolution.core.schema import ConfigError, join
+from neuro_evolution.measures.base import MeasureConfig, check_against_spaces
+
+if TYPE_CHECKING:  # the episode loops import this package's base: results are only typed here
+    from neuro_evolution.evaluation.episode import EvaluationResult
 
 MEASURES_PATH = "optimizer.descriptors"  # where the measures of a QD optimizer are configured
 

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.optimizers.nsga2 import NSGA2
-from neuro_evolution.optimizers.objectives import raw_values
-from neuro_evolution.optimizers.pareto import crowded_order
+from neuro_evolution.moo.nsga2 import NSGA2
+from neuro_evolution.moo.objectives import raw_values
+from neuro_evolution.moo.pareto import crowded_order
 from neuro_evolution.support.atomic import atomic_savez, atomic_write_bytes, load_npz
 
 PARETO_FILE = "pareto.npz"

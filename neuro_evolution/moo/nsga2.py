@@ -19,7 +19,7 @@ fixed number of draws per generation (tests check them against DEAP's: every bra
 values to the last bit or two, as numpy's vectorized power may round differently from libm's).
 
 In a run, ``objectives`` (per-episode measures, see
-:mod:`neuro_evolution.optimizers.objectives`) make NSGA2 a measured optimizer: every evaluation
+:mod:`neuro_evolution.moo.objectives`) make NSGA2 a measured optimizer: every evaluation
 returns them and :meth:`NSGA2.tell_evaluations` selects on them (minimized ones negated), the
 log gains the front's ``hypervolume`` against ``reference_point``, and the run validates
 :meth:`NSGA2.center`: the front member best in objective ``candidate_objective``. Each
@@ -32,28 +32,16 @@ distribution) and a run stands behind its hall of fame's best, as for MU_ES.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
-from neuro_evolution.config.schema import ConfigError, config_class, join, option
-from neuro_evolution.hall_of_fame import HallOfFame
-from neuro_evolution.measures import MeasureConfig
-from neuro_evolution.normalization import ObservationScaler
-from neuro_evolution.optimizers.base import (
-    MultiObjectiveOptimizer,
-    OptimizerConfig,
-    OptimizerState,
-)
-from neuro_evolution.optimizers.measured import Evaluations, MeasuredOptimizer
-from neuro_evolution.optimizers.nsga2_operators import (
-    binary_tournament,
-    environmental_selection,
-    polynomial_bounded,
-    sbx,
-    sbx_bounded,
-)
-from neuro_evolution.optimizers.objectives import (
+from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.core.normalization import ObservationScaler
+from neuro_evolution.core.schema import ConfigError, config_class, join, option
+from neuro_evolution.measures.base import MeasureConfig
+from neuro_evolution.moo.objectives import (
     ObjectiveConfig,
     check_objectives,
     front_hypervolume,
@@ -61,11 +49,25 @@ from neuro_evolution.optimizers.objectives import (
     senses,
     survivor_records,
 )
-from neuro_evolution.optimizers.pareto import (
+from neuro_evolution.moo.operators import (
+    binary_tournament,
+    environmental_selection,
+    polynomial_bounded,
+    sbx,
+    sbx_bounded,
+)
+from neuro_evolution.moo.pareto import (
     checked_matrix,
     to_maximization,
 )
-from neuro_evolution.optimizers.registry import OPTIMIZERS
+from neuro_evolution.optimizers.base import (
+    OPTIMIZERS,
+    Evaluations,
+    Optimizer,
+    OptimizerConfig,
+    OptimizerState,
+    RunFileWriter,
+)
 from neuro_evolution.optimizers.rng import (
     generator_load_state,
     generator_to_state,
@@ -73,7 +75,6 @@ from neuro_evolution.optimizers.rng import (
     state_array,
     state_scalar,
 )
-from neuro_evolution.optimizers.shaping import checked_fitness
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 NAME = "NSGA2"
@@ -153,8 +154,14 @@ class Nsga2Config(OptimizerConfig):
 
 
 @OPTIMIZERS.register(NAME, config=Nsga2Config)
-class NSGA2(MeasuredOptimizer, MultiObjectiveOptimizer):
-    """NSGA-II over float64 genomes; every objective column is maximized."""
+class NSGA2(Optimizer):
+    """NSGA-II over float64 genomes; every objective column is maximized.
+
+    With ``objectives`` configured it selects on their per-episode measures (raw units,
+    minimized ones negated). Without, it maximizes the columns of ``Evaluations.measures`` as
+    told (a benchmark problem's objective matrix), or the fitness as one column when no measures
+    are told (an ordinary run).
+    """
 
     CANDIDATE_SOURCE = "front_best"
     MEASURES_FIELD = "objectives"
@@ -200,22 +207,13 @@ class NSGA2(MeasuredOptimizer, MultiObjectiveOptimizer):
         self.observation_size = observation_size
         self._provenance = survivor_records(len(self._genomes), observation_size)
 
-    def tell_evaluations(
-        self, fitness: np.ndarray, hall_of_fame: HallOfFame, evaluations: Evaluations
-    ) -> None:
-        """Select on the objectives' measures (raw units, minimized ones negated); without
-        objectives on the fitness. Survivors keep their evaluation's seed, generation, scaler."""
-        if self._asked is None:
-            raise RuntimeError("tell() needs a preceding ask(): there are no genomes to score")
-        if self.config.objectives:
-            measures = np.asarray(evaluations.measures, dtype=np.float64)
-            expected = (len(self._asked), len(self.config.objectives))
-            if measures.shape != expected:
-                raise ValueError(f"measures have shape {measures.shape}; expected {expected}")
-            values = to_maximization(measures, self.senses)
-        else:
-            values = checked_fitness(fitness, len(self._asked))[:, None]
-        self._select(values, evaluations.seeds, evaluations.generation, evaluations.scaler)
+    def run_files(self, folder: Path, template: BrainTemplate, title: str) -> list[RunFileWriter]:
+        """With objectives: ``pareto.npz`` (the front) and ``pareto.png`` (its picture)."""
+        if not self.config.objectives:
+            return []
+        from neuro_evolution.moo.files import ParetoWriter  # the files module reads this class
+
+        return [ParetoWriter(folder, self, template, title)]
 
     def log_metrics(self) -> dict[str, float]:
         """``hypervolume`` of the front against ``reference_point`` (none without objectives)."""
@@ -241,7 +239,7 @@ class NSGA2(MeasuredOptimizer, MultiObjectiveOptimizer):
 
     # --- ask / tell ----------------------------------------------------------------------------
     def ask(self) -> np.ndarray:
-        """The genomes to evaluate; asking again before :meth:`tell_objectives` repeats them."""
+        """The genomes to evaluate; asking again before :meth:`tell` repeats them."""
         if self._asked is None:
             if len(self._genomes) == 0:
                 self._asked = self._initial_population()
@@ -284,18 +282,33 @@ class NSGA2(MeasuredOptimizer, MultiObjectiveOptimizer):
         noise = rng.standard_normal(children.shape)
         return np.where(mutate, children + config.mutation_sigma * noise, children)
 
-    def tell(self, fitness: np.ndarray, hall_of_fame: HallOfFame) -> None:
-        """One objective: ``fitness`` (P,) told as a (P, 1) matrix."""
-        MultiObjectiveOptimizer.tell(self, fitness, hall_of_fame)
-
-    def tell_objectives(
-        self, objectives: np.ndarray, hall_of_fame: HallOfFame | None = None
-    ) -> None:
-        """Keep the population_size best of survivors + asked by (rank, crowding); the hall of
-        fame is not used (nor are seeds: the survivors' are 0)."""
+    def tell(self, evaluations: Evaluations) -> None:
+        """Keep the population_size best of survivors + asked by (rank, crowding). With
+        objectives the survivors keep their evaluation's seed, generation and scaler; without,
+        their seeds are 0 (nothing replays them) and the hall of fame is not used."""
         if self._asked is None:
             raise RuntimeError("tell() needs a preceding ask(): there are no genomes to score")
-        self._select(objectives, np.zeros(len(self._asked), dtype=np.int64), self._generation)
+        if self.config.objectives:
+            measures = evaluations.measure_matrix(len(self.config.objectives))
+            self._select(
+                to_maximization(measures, self.senses),
+                evaluations.seed_array(),
+                evaluations.generation,
+                evaluations.scaler,
+            )
+            return
+        told = evaluations.measures
+        if told is not None and np.ndim(told) == 2 and np.shape(told)[1] > 0:
+            values = np.asarray(told, dtype=np.float64)
+        else:
+            fitness = np.asarray(evaluations.fitness, dtype=np.float64)
+            if fitness.ndim != 1:
+                raise ValueError(
+                    f"fitness: expected shape (P,), got {fitness.shape}; tell a (P, M) matrix of"
+                    " several objectives as measures"
+                )
+            values = fitness[:, None]
+        self._select(values, np.zeros(len(self._asked), dtype=np.int64), self._generation)
 
     def _select(
         self,

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from neuro_evolution.config.schema import ConfigBase, config_class, option
+from neuro_evolution.core.schema import ConfigBase, config_class, option
 from neuro_evolution.evaluation.episode import EvaluationResult
 
 

@@ -16,7 +16,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
-from neuro_evolution.config.schema import ConfigError, did_you_mean, join, parse
+from neuro_evolution.core.schema import ConfigError, did_you_mean, join, parse
 
 ImplT = TypeVar("ImplT")
 ClassT = TypeVar("ClassT", bound=type)
@@ -102,7 +102,7 @@ class Registry(Generic[ImplT]):
 
     def parse_config(self, data: Any, path: str) -> Any:
         """Parse a ``{"type": NAME, ...options}`` section into NAME's config class (a kind's base
-        module hands this to :func:`~neuro_evolution.config.schema.register_polymorphic`)."""
+        module hands this to :func:`~neuro_evolution.core.schema.register_polymorphic`)."""
         if not isinstance(data, dict):
             raise ConfigError(path, f"must be an object with a 'type', got {data!r}")
         if "type" not in data:

@@ -16,10 +16,10 @@ import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.config.tree import ExperimentConfig, parse_config
+from neuro_evolution.core.hall_of_fame import HallOfFame
+from neuro_evolution.core.normalization import ObservationScaler
 from neuro_evolution.evaluation.episode import EpisodeRunner, EvaluationResult, RunnerSpec
-from neuro_evolution.hall_of_fame import HallOfFame
-from neuro_evolution.measures import MeasureConfig
-from neuro_evolution.normalization import ObservationScaler
+from neuro_evolution.measures.base import MeasureConfig
 from neuro_evolution.run.directory import CONFIG_FILE, HALL_OF_FAME_FILE, load_hall_of_fame
 from neuro_evolution.support.console import warning
 from neuro_evolution.support.errors import UserError
@@ -109,7 +109,7 @@ def rerun_evaluation(
 
 def row_scaler(data: dict[str, np.ndarray], row: int) -> ObservationScaler | None:
     """The observation scaler stored for row ``row`` of an archive or front file."""
-    from neuro_evolution.normalization import scaler_from_arrays
+    from neuro_evolution.core.normalization import scaler_from_arrays
 
     return scaler_from_arrays({k: v[row] for k, v in data.items() if k.startswith("observation_")})
 
@@ -153,7 +153,7 @@ def replay_front(
     """Rerun the training evaluation of Pareto front member ``member`` (row K of
     ``pareto.npz``: its base seed, episodes and scaler); returns (replayed objectives, saved
     objectives) in raw units, which agree."""
-    from neuro_evolution.pareto_files import PARETO_FILE, load_pareto
+    from neuro_evolution.moo.files import PARETO_FILE, load_pareto
 
     config, _, _ = load_run(run_dir)
     path = run_dir / PARETO_FILE

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from neuro_evolution.optimizers.pareto import crowded_order, crowding_distance, non_dominated_ranks
+from neuro_evolution.moo.pareto import crowded_order, crowding_distance, non_dominated_ranks
 
 
 def sbx(

@@ -9,7 +9,7 @@ import traceback
 from types import ModuleType
 from typing import Any
 
-from neuro_evolution.config.schema import ConfigError, did_you_mean
+from neuro_evolution.core.schema import ConfigError, did_you_mean
 
 
 def describe_exception(error: BaseException) -> str:
@@ -22,9 +22,15 @@ def describe_exception(error: BaseException) -> str:
     return text
 
 
+# Modules of this package that moved, by their old names: a config saved in an older run
+# directory (``neuro_evolution.measures.functions:lunar_lander_fuel``) still loads.
+MOVED_MODULES = {"neuro_evolution.measures.functions": "neuro_evolution.measures.functions"}
+
+
 def import_module(name: str, path: str) -> ModuleType:
-    """Import ``name``; any failure (not found, or an error raised while it runs) is a one-line
-    :class:`ConfigError` on ``path``."""
+    """Import ``name`` (a moved module by its new name); any failure (not found, or an error
+    raised while it runs) is a one-line :class:`ConfigError` on ``path``."""
+    name = MOVED_MODULES.get(name, name)
     try:
         return importlib.import_module(name)
     except Exception as error:

@@ -4,7 +4,7 @@ A measure is one number per evaluation, described by a :class:`MeasureConfig`; a
 that needs measures (QD descriptors, later multi-objective objectives) names them, the experiment
 puts them in the :class:`~neuro_evolution.evaluation.episode.RunnerSpec`, and every episode loop
 (the runner, hence the mp and Dask workers; lockstep lanes in
-:mod:`~neuro_evolution.evaluation.lane_measures`) fills
+:mod:`~neuro_evolution.measures.lanes`) fills
 ``EvaluationResult.measures`` with them in the order named. Sources:
 
 - ``observation`` / ``action``: element ``index`` of the flattened observation the env returned
@@ -35,8 +35,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neuro_evolution.config.importing import load_object
-from neuro_evolution.config.schema import ConfigBase, ConfigError, config_class, join, option
+from neuro_evolution.core.importing import load_object
+from neuro_evolution.core.schema import ConfigBase, ConfigError, config_class, join, option
 
 Source = Literal["observation", "action", "reward", "info", "function"]
 Reduce = Literal["last", "mean", "min", "max", "sum", "first_event"]
@@ -47,7 +47,7 @@ EXAMPLE = "mypackage.measures:landing"
 
 @config_class
 class MeasureConfig(ConfigBase):
-    """One per-episode measure (see :mod:`neuro_evolution.measures`)."""
+    """One per-episode measure (see :mod:`neuro_evolution.measures.base`)."""
 
     name: str = option(doc="the measure's name (a log / picture label)")
     source: Source = option(doc="observation, action, reward, info or function")

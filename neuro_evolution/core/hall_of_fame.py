@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from neuro_evolution.normalization import ObservationScaler
+from neuro_evolution.core.normalization import ObservationScaler
 
 _SCALER_KEYS = ("observation_mean", "observation_scale", "observation_clip")
 

@@ -110,67 +110,20 @@ def parse_value(hint: Any, value: Any, path: str, meta: Mapping[str, Any] | None
     meta = meta or {}
     origin = get_origin(hint)
     if origin in (typing.Union, types.UnionType):
-        args = tuple(a for a in get_args(hint) if a is not type(None))
-        if value is None and len(args) < len(get_args(hint)):
-            return None
-        if len(args) == 1:
-            return parse_value(args[0], value, path, meta)
-        for arg in args:
-            with contextlib.suppress(ConfigError):
-                return parse_value(arg, value, path, meta)
-        forms = " or ".join(
-            " or ".join(map(repr, get_args(a))) if get_origin(a) is Literal
-            else _PLAIN_TYPES.get(a, getattr(a, "__name__", str(a)))
-            for a in args
-        )  # fmt: skip
-        raise ConfigError(path, f"must be {forms}, got {_describe(value)}")
+        return _parse_union(hint, value, path, meta)
     if origin is Literal:
-        choices = get_args(hint)
-        if value not in choices:
-            hint_text = did_you_mean(value, map(str, choices)) if isinstance(value, str) else ""
-            listed = ", ".join(repr(c) for c in choices)
-            raise ConfigError(path, f"must be one of {listed}, got {_describe(value)}.{hint_text}")
-        return value
+        return _parse_literal(hint, value, path)
     if hint in _PLAIN_TYPES:
         if not isinstance(value, hint):
             raise ConfigError(path, f"must be {_PLAIN_TYPES[hint]}, got {_describe(value)}")
         return value
     if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)
-            else:
-                bounds = _bounds_text(meta)
-                raise ConfigError(
-                    path,
-                    f"must be an integer{' ' + bounds if bounds else ''}, got {_describe(value)}",
-                )
-        _check_bounds(value, meta, "an integer", path)
-        return value
+        return _parse_int(value, path, meta)
     if hint is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(path, f"must be a number, got {_describe(value)}")
-        value = float(value)
-        if not math.isfinite(value):
-            raise ConfigError(path, f"must be a finite number, got {_describe(value)}")
-        _check_bounds(value, meta, "a number", path)
-        return value
+        return _parse_float(value, path, meta)
     if origin is tuple:
-        args = get_args(hint)
-        if not isinstance(value, list | tuple):
-            raise ConfigError(path, f"must be a list, got {_describe(value)}")
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(parse_value(args[0], v, f"{path}[{i}]", meta) for i, v in enumerate(value))
-        if len(value) != len(args):
-            raise ConfigError(path, f"must be a list of {len(args)} values, got {_describe(value)}")
-        return tuple(
-            parse_value(a, v, f"{path}[{i}]", meta) for i, (a, v) in enumerate(zip(args, value))
-        )
-    if origin is dict or hint is dict:
-        if not isinstance(value, Mapping):
-            raise ConfigError(path, f"must be an object, got {_describe(value)}")
-        return FrozenDict(value)
-    if origin in (Mapping, typing.Mapping) or hint is Mapping:
+        return _parse_tuple(hint, value, path, meta)
+    if origin in (dict, Mapping, typing.Mapping) or hint in (dict, Mapping):
         if not isinstance(value, Mapping):
             raise ConfigError(path, f"must be an object, got {_describe(value)}")
         return FrozenDict(value)
@@ -181,6 +134,74 @@ def parse_value(hint: Any, value: Any, path: str, meta: Mapping[str, Any] | None
         if issubclass(hint, ConfigBase):
             return parse(hint, value, path)
     raise TypeError(f"{path}: unsupported config type {hint!r}")
+
+
+def _parse_union(hint: Any, value: Any, path: str, meta: Mapping[str, Any]) -> Any:
+    """``X | None`` takes null; ``X | Y`` the first alternative that parses."""
+    args = tuple(a for a in get_args(hint) if a is not type(None))
+    if value is None and len(args) < len(get_args(hint)):
+        return None
+    if len(args) == 1:
+        return parse_value(args[0], value, path, meta)
+    for arg in args:
+        with contextlib.suppress(ConfigError):
+            return parse_value(arg, value, path, meta)
+    forms = " or ".join(
+        " or ".join(map(repr, get_args(a))) if get_origin(a) is Literal
+        else _PLAIN_TYPES.get(a, getattr(a, "__name__", str(a)))
+        for a in args
+    )  # fmt: skip
+    raise ConfigError(path, f"must be {forms}, got {_describe(value)}")
+
+
+def _parse_literal(hint: Any, value: Any, path: str) -> Any:
+    """One of the literal's choices, with a "did you mean" for a near miss."""
+    choices = get_args(hint)
+    if value not in choices:
+        hint_text = did_you_mean(value, map(str, choices)) if isinstance(value, str) else ""
+        listed = ", ".join(repr(c) for c in choices)
+        raise ConfigError(path, f"must be one of {listed}, got {_describe(value)}.{hint_text}")
+    return value
+
+
+def _parse_int(value: Any, path: str, meta: Mapping[str, Any]) -> int:
+    """An integer (a float with an integer value is taken) within the field's bounds."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            bounds = _bounds_text(meta)
+            raise ConfigError(
+                path,
+                f"must be an integer{' ' + bounds if bounds else ''}, got {_describe(value)}",
+            )
+    _check_bounds(value, meta, "an integer", path)
+    return value
+
+
+def _parse_float(value: Any, path: str, meta: Mapping[str, Any]) -> float:
+    """A finite number within the field's bounds, as a float."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(path, f"must be a number, got {_describe(value)}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ConfigError(path, f"must be a finite number, got {_describe(value)}")
+    _check_bounds(value, meta, "a number", path)
+    return value
+
+
+def _parse_tuple(hint: Any, value: Any, path: str, meta: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A list as a tuple: ``tuple[X, ...]`` of any length, ``tuple[X, Y]`` of exactly two."""
+    args = get_args(hint)
+    if not isinstance(value, list | tuple):
+        raise ConfigError(path, f"must be a list, got {_describe(value)}")
+    if len(args) == 2 and args[1] is Ellipsis:
+        return tuple(parse_value(args[0], v, f"{path}[{i}]", meta) for i, v in enumerate(value))
+    if len(value) != len(args):
+        raise ConfigError(path, f"must be a list of {len(args)} values, got {_describe(value)}")
+    return tuple(
+        parse_value(a, v, f"{path}[{i}]", meta) for i, (a, v) in enumerate(zip(args, value))
+    )
 
 
 def parse(

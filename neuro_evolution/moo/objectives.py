@@ -1,10 +1,10 @@
 """Objectives of a multi-objective run: per-episode measures, each maximized or minimized.
 
-An objective is a :class:`~neuro_evolution.measures.MeasureConfig` with a ``sense``; the
+An objective is a :class:`~neuro_evolution.measures.base.MeasureConfig` with a ``sense``; the
 useful sources are ``reward`` with ``reduce: sum`` (the return, or a component of a vector
 reward by ``index``), ``info`` with a ``key`` and ``sum`` (e.g. MuJoCo's ``reward_ctrl``), or a
 ``function`` of the episode's trajectory (e.g.
-:func:`neuro_evolution.measure_functions.lunar_lander_fuel`).
+:func:`neuro_evolution.measures.functions.lunar_lander_fuel`).
 
 Hypervolume (:func:`front_hypervolume`) is measured against a reference point given in the
 objectives' raw units, fixed for the run: for a maximized objective a value below what should
@@ -19,10 +19,10 @@ from typing import Literal
 
 import numpy as np
 
-from neuro_evolution.config.schema import ConfigError, config_class, join, option
-from neuro_evolution.measures import MeasureConfig, check_measures
-from neuro_evolution.normalization import ObservationScaler
-from neuro_evolution.optimizers.pareto import hypervolume, to_maximization
+from neuro_evolution.core.normalization import ObservationScaler
+from neuro_evolution.core.schema import ConfigError, config_class, join, option
+from neuro_evolution.measures.base import MeasureConfig, check_measures
+from neuro_evolution.moo.pareto import hypervolume, to_maximization
 
 
 @config_class

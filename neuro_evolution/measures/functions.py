@@ -1,7 +1,7 @@
 """Function measures the package ships (``source: function``, ``function: module:name``), each
-a function of one episode's :class:`~neuro_evolution.measures.TrajectorySummary`.
+a function of one episode's :class:`~neuro_evolution.measures.base.TrajectorySummary`.
 
-- :func:`lunar_lander_fuel`: ``neuro_evolution.measure_functions:lunar_lander_fuel``, the fuel
+- :func:`lunar_lander_fuel`: ``neuro_evolution.measures.functions:lunar_lander_fuel``, the fuel
   LunarLander-v3 burnt: index 0 the fuel cost the env subtracts from the reward (0.30 per
   main-engine frame at full power, 0.03 per side-engine frame, the throttle in between for
   the continuous env; Gymnasium's ``lunar_lander.py``), 1 the main-engine frames, 2 the
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from neuro_evolution.measures import TrajectorySummary
+from neuro_evolution.measures.base import TrajectorySummary
 
 MAIN_ENGINE_COST = 0.30  # reward -= m_power * 0.30 (gymnasium/envs/box2d/lunar_lander.py)
 SIDE_ENGINE_COST = 0.03  # reward -= s_power * 0.03
