@@ -110,13 +110,13 @@ def fingerprint(path: Path) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def train(config: str, generations: int, out: Path) -> dict[str, str]:
+def train(config: Path, generations: int, out: Path) -> dict[str, str]:
     """Train ``config`` for ``generations`` into ``out``; the fingerprints of what it wrote."""
     command = [
         sys.executable,
         "-m",
         "neuro_evolution.train",
-        str(ROOT / "configs" / config),
+        str(config),
         "--generations",
         str(generations),
         "--handler",
@@ -140,11 +140,18 @@ def main() -> int:
     parser.add_argument("mode", choices=["record", "compare"])
     parser.add_argument("fingerprints", type=Path)
     parser.add_argument("--configs", nargs="*", default=list(RUNS))
+    parser.add_argument(
+        "--config-dir",
+        type=Path,
+        default=ROOT / "configs",
+        help="where the config files are (the recorded version's, when a change renamed what a "
+        "config names)",
+    )
     args = parser.parse_args()
     found: dict[str, dict[str, str]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         for config in args.configs:
-            found[config] = train(config, RUNS[config], Path(scratch) / config)
+            found[config] = train(args.config_dir / config, RUNS[config], Path(scratch) / config)
             print(f"{config}: {len(found[config])} files", flush=True)
     if args.mode == "record":
         args.fingerprints.write_text(json.dumps(found, indent=1, sort_keys=True))

@@ -284,3 +284,16 @@ def test_a_bad_descriptor_is_one_line_naming_the_field(case: str) -> None:
     message = str(error.value)
     assert message.startswith(start), message
     assert "\n" not in message
+
+
+def test_a_function_measure_named_by_its_module_before_the_move_still_loads() -> None:
+    """A config saved by an older version names the shipped measure functions' old module; it
+    loads the same function, so an old run directory resumes and replays."""
+    from neuro_evolution.core.importing import load_object
+    from neuro_evolution.measures.functions import lunar_lander_fuel
+
+    old_module = "neuro_evolution." + "measure_functions"  # split: the name is the point
+    loaded = load_object(f"{old_module}:lunar_lander_fuel", "objectives[0].function", "m:f")
+    assert loaded is lunar_lander_fuel
+    with pytest.raises(ConfigError, match="no module named 'neuro_evolution.measure_funcs'"):
+        load_object("neuro_evolution.measure_funcs:lunar_lander_fuel", "objectives[0].function", "")

@@ -206,9 +206,9 @@ def test_with_novelty_weight_1_the_optimizer_is_told_the_novelty_ranks():
     evaluated: list[list] = []
     tell, evaluate = experiment.optimizer.tell, experiment.handler.batch_evaluate
 
-    def spy_tell(fitness, hall_of_fame):
-        told.append(np.array(fitness))
-        tell(fitness, hall_of_fame)
+    def spy_tell(evaluations):
+        told.append(np.array(evaluations.fitness))
+        tell(evaluations)
 
     def spy_evaluate(genomes, seeds, context):
         results = evaluate(genomes, seeds, context)

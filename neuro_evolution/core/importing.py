@@ -22,15 +22,18 @@ def describe_exception(error: BaseException) -> str:
     return text
 
 
-# Modules of this package that moved, by their old names: a config saved in an older run
-# directory (``neuro_evolution.measures.functions:lunar_lander_fuel``) still loads.
-MOVED_MODULES = {"neuro_evolution.measures.functions": "neuro_evolution.measures.functions"}
+# Modules of this package that moved, old name -> new name (below ``neuro_evolution.``): a
+# config saved in an older run directory, naming ``measure_functions:lunar_lander_fuel`` of the
+# package, still loads.
+MOVED_MODULES = {"measure_functions": "measures.functions"}
 
 
 def import_module(name: str, path: str) -> ModuleType:
     """Import ``name`` (a moved module by its new name); any failure (not found, or an error
     raised while it runs) is a one-line :class:`ConfigError` on ``path``."""
-    name = MOVED_MODULES.get(name, name)
+    package, _, inner = name.partition(".")
+    if package == "neuro_evolution" and inner in MOVED_MODULES:
+        name = f"{package}.{MOVED_MODULES[inner]}"
     try:
         return importlib.import_module(name)
     except Exception as error:
