@@ -21,6 +21,7 @@ import argparse
 import io
 import json
 import math
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -251,8 +252,9 @@ def group_numbers(group: Group) -> dict[str, Any]:
     }
 
 
-def table(groups: list[Group]) -> str:
-    """comparison.md."""
+def table(groups: list[Group], folder: Path | None = None) -> str:
+    """comparison.md; its run list names each run directory relative to ``folder`` (the
+    comparison's own folder), so the file reads the same on every machine."""
     runs = sum(len(g.runs) for g in groups)
     lines = [
         "# Comparison",
@@ -276,8 +278,16 @@ def table(groups: list[Group]) -> str:
         )
     lines += ["", "## Runs", ""]
     for group in groups:
-        lines.append(f"- {group.label}: " + ", ".join(f"`{run.path}`" for run in group.runs))
+        names = [run_name(run.path, folder) for run in group.runs]
+        lines.append(f"- {group.label}: " + ", ".join(f"`{name}`" for name in names))
     return "\n".join(lines) + "\n"
+
+
+def run_name(path: Path, folder: Path | None) -> str:
+    """``path`` relative to ``folder`` (``../`` where it lies outside), with ``/``."""
+    if folder is None:
+        return path.as_posix()
+    return Path(os.path.relpath(path.resolve(), folder.resolve())).as_posix()
 
 
 def compare(paths: list[Path], out: Path) -> tuple[Path, Path]:
@@ -286,7 +296,7 @@ def compare(paths: list[Path], out: Path) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
     png, md = out / "comparison.png", out / "comparison.md"
     atomic_write_bytes(png, plot(groups))
-    atomic_write_text(md, table(groups))
+    atomic_write_text(md, table(groups, out))
     return png, md
 
 

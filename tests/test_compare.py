@@ -108,6 +108,22 @@ def test_plot_is_a_png_with_six_panels_and_a_legend(sweep_dir):
     assert all(len(g.runs) == 4 for g in groups)
 
 
+def test_the_run_list_names_run_directories_relative_to_the_comparison(sweep_dir, tmp_path):
+    """comparison.md lists ``optimizer.sigma=0.05/seed-1``, not this machine's absolute path;
+    with ``--out`` elsewhere the names climb out of it (``../``) and still lead to the runs."""
+    listed = (sweep_dir / "comparison.md").read_text().split("## Runs", 1)[1]
+    names = re.findall(r"`([^`]+)`", listed)
+    assert len(names) == 8 and "optimizer.sigma=0.05/seed-1" in names
+    assert not any(Path(name).is_absolute() for name in names)
+    assert all((sweep_dir / name / "log.csv").is_file() for name in names)
+    elsewhere = tmp_path / "report"
+    assert compare.main([str(sweep_dir), "--out", str(elsewhere)]) == 0
+    listed = (elsewhere / "comparison.md").read_text().split("## Runs", 1)[1]
+    names = re.findall(r"`([^`]+)`", listed)
+    assert len(names) == 8 and all(name.startswith("../") for name in names)
+    assert all((elsewhere / name / "log.csv").is_file() for name in names)
+
+
 def test_bootstrap_median_interval():
     assert compare.bootstrap_median([]) is None
     assert compare.bootstrap_median([3.0, 3.0, 3.0]) == (3.0, 3.0, 3.0)

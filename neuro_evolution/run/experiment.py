@@ -436,6 +436,7 @@ class Experiment:
                 postfix = {"mean": f"{row.fitness_mean:.4g}"}
                 if validated:
                     postfix["validation"] = validated
+                postfix.update((name, f"{value:.4g}") for name, value in row.metrics)
                 bar.set_postfix(postfix)
                 bar.update(1)
         finally:
