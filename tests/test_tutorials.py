@@ -22,8 +22,14 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 TUTORIALS = ROOT / "docs" / "tutorials"
 NOTEBOOKS = sorted(TUTORIALS.glob("*.ipynb"))
-# Notebooks that take more than about 40 s on 2 cores: the fast loop (-m "not slow") skips them.
-SLOW = {"03_memory", "04_quality_diversity", "06_scaling_out", "08_resume"}
+# Notebooks that take more than about 30 s on 2 cores: the fast loop (-m "not slow") skips them.
+SLOW = {
+    "03_memory",
+    "04_quality_diversity",
+    "05_multi_objective",
+    "06_scaling_out",
+    "07_sweeps_and_compare",
+}
 CELL_TIMEOUT = 240  # seconds one cell may run before the notebook fails
 NOTEBOOK_TIMEOUT = 300  # seconds for the whole notebook (pytest-timeout)
 # The cell that writes the worked example of docs/writing-a-brain.md into the working directory.
