@@ -85,15 +85,24 @@ def assert_same_run(a_dir: Path, b_dir: Path) -> None:
 
 
 def train_alone(
-    tmp_path: Path, config: Path, sigma: float, seed: int, handler: str = "sequential"
+    tmp_path: Path,
+    config: Path,
+    sigma: float,
+    seed: int,
+    handler: str = "sequential",
+    max_steps: int | None = None,
 ) -> Path:
-    """The same run as the sweep's (sigma, seed), trained by itself with ``train``."""
+    """The same run as the sweep's (sigma, seed, max_steps_per_run when given), trained by
+    itself with ``train``."""
     data = json.loads(config.read_text())
     data["optimizer"]["sigma"] = sigma
     data["random_seed"] = seed
-    path = tmp_path / f"alone-{sigma}-{seed}.json"
+    if max_steps is not None:
+        data["episode_runner"]["max_steps_per_run"] = max_steps
+    name = f"{sigma}-{seed}-{max_steps}"
+    path = tmp_path / f"alone-{name}.json"
     path.write_text(json.dumps(data))
-    out = tmp_path / "alone" / f"{sigma}-{seed}"
+    out = tmp_path / "alone" / name
     assert train.main([str(path), "--out", str(out), "--quiet", "--handler", handler]) == 0
     return out
 
@@ -147,24 +156,23 @@ def test_a_vectorized_sweep_equals_train(tmp_path):
 
 @pytest.mark.parametrize("handler", ["vectorized", "jax"])
 def test_a_sweep_on_an_in_process_handler_equals_train(tmp_path, handler):
-    """The vectorized and the jax handler serve a sweep (2 seeds x 2 sigmas, 2 runs open, taking
-    turns in this process): every run's files equal those of ``train`` on that config alone on
-    the same handler (wall time aside)."""
-    changes: dict[str, Any] = {
-        "number_generations": 3,
-        "episode_runner": {"number_fitness_runs": 2, "max_steps_per_run": 60},
-    }
+    """The vectorized and the jax handler serve a sweep (2 seeds x 2 episode lengths, so the runs'
+    specs differ; all 4 runs open, taking turns in this process): every run's files equal those
+    of ``train`` on that config alone on the same handler (wall time aside)."""
+    changes: dict[str, Any] = {"number_generations": 3}
     if handler == "jax":
         require("jax")
         changes["environment"] = {"id": "CartPole-v1", "backend": "gymnax"}
     config = sweep_config(tmp_path, **changes)
     out = tmp_path / "sweep"
-    args = [str(config), "--seeds", "1-2", "--set", "optimizer.sigma=0.1,0.5", "--out", str(out)]
-    assert sweep_cli.main([*args, "--handler", handler, "--parallel-runs", "2", "--quiet"]) == 0
-    for sigma in SIGMAS:
+    lengths = "episode_runner.max_steps_per_run=10,60"
+    args = [str(config), "--seeds", "1-2", "--set", lengths, "--out", str(out)]
+    assert sweep_cli.main([*args, "--handler", handler, "--parallel-runs", "4", "--quiet"]) == 0
+    for steps in (10, 60):
         for seed in (1, 2):
-            run_dir = out / f"optimizer.sigma={sigma}" / f"seed-{seed}"
-            assert_same_run(run_dir, train_alone(tmp_path, config, sigma, seed, handler))
+            run_dir = out / f"episode_runner.max_steps_per_run={steps}" / f"seed-{seed}"
+            alone = train_alone(tmp_path, config, 0.3, seed, handler, max_steps=steps)
+            assert_same_run(run_dir, alone)
 
 
 def test_a_handler_without_a_pool_is_refused_by_a_sweep_in_one_line() -> None:
