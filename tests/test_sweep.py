@@ -1,5 +1,7 @@
 """``python -m neuro_evolution.sweep``: runs on a shared pool equal the same configs trained
-alone; a sweep stopped with SIGINT skips its ended runs and resumes the others when run again.
+alone, on every handler, also when an mp worker, a Dask worker or the Dask scheduler is killed
+mid-generation; a sweep stopped with SIGINT skips its ended runs and resumes the others when run
+again.
 """
 
 from __future__ import annotations
