@@ -17,7 +17,14 @@ from pathlib import Path
 
 import pytest
 from distributed import Client
-from helpers import ExternalCluster, alive, external_dask_cluster, make_setup, small_config
+from helpers import (
+    ExternalCluster,
+    alive,
+    external_dask_cluster,
+    free_port,
+    make_setup,
+    small_config,
+)
 
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.handlers.base import WorkerState
@@ -83,7 +90,7 @@ def test_plugin_is_set_up_on_every_worker_and_removed_on_close(external: Externa
     setup = make_setup(count=8)
     handler = DaskHandler(scheduler=external.address)
     handler.start(setup.template, setup.spec)
-    name = handler._plugin_name
+    name = handler.plugin_name
     with Client(external.address, set_as_default=False) as observer:
         try:
             has = observer.run(lambda dask_worker: name in dask_worker.plugins)
@@ -136,7 +143,7 @@ def test_bad_scheduler_value_is_a_one_line_error_naming_the_field() -> None:
 def test_unreachable_scheduler_fails_with_a_clear_error() -> None:
     """Connecting to an address where no scheduler listens fails with the address and a fix."""
     setup = make_setup(count=2)
-    handler = DaskHandler(scheduler=f"tcp://127.0.0.1:{_free_port()}", connect_timeout=2)
+    handler = DaskHandler(scheduler=f"tcp://127.0.0.1:{free_port()}", connect_timeout=2)
     with pytest.raises(RuntimeError, match=r"cannot reach the Dask scheduler.*dask scheduler"):
         handler.start(setup.template, setup.spec)
     handler.close()
@@ -183,7 +190,7 @@ def test_killed_worker_mid_generation_still_gives_identical_results(
         observer.wait_for_workers(2, timeout=90)
         after = worker_pids(observer)
         assert victim_pid not in after.values()
-        name = handler._plugin_name
+        name = handler.plugin_name
         assert all(observer.run(lambda dask_worker: name in dask_worker.plugins).values())
         assert handler.batch_evaluate(setup.genomes[:20], setup.seeds[:20]) == reference[:20]
     finally:
@@ -214,14 +221,6 @@ def test_lost_scheduler_that_stays_away_fails_after_reconnect_seconds(tmp_path: 
             handler.close()
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.mark.timeout(240)
 def test_lost_scheduler_that_comes_back_in_time_recomputes_the_batch_identically(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -231,7 +230,7 @@ def test_lost_scheduler_that_comes_back_in_time_recomputes_the_batch_identically
     the uninterrupted results, saying so in two lines."""
     setup = make_setup("Pendulum-v1", count=200)
     reference = WorkerState(setup.template, setup.spec).evaluate(setup.genomes, setup.seeds)
-    port = _free_port()
+    port = free_port()
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
     second.mkdir()
@@ -255,7 +254,7 @@ def test_lost_scheduler_that_comes_back_in_time_recomputes_the_batch_identically
             assert results == reference
             out = capsys.readouterr().out
             assert f"dask: lost the scheduler at {cluster.address}; waiting up to 90 s" in out
-            assert f"dask: reconnected to {cluster.address}; recomputing this batch" in out
+            assert f"dask: reconnected to {cluster.address}; recomputing the " in out
         finally:
             timer.cancel()
             handler.close()

@@ -152,7 +152,7 @@ def test_lockstep_computes_the_runners_measures_to_the_bit(env_id: str) -> None:
     for case in (spec, fallback):
         handler = VectorizedHandler()
         handler.start(template, case)
-        assert (handler._worker.fallback is None) == (case is spec)  # type: ignore[union-attr]
+        assert (handler.state.fallback is None) == (case is spec)  # type: ignore[union-attr]
         results = handler.batch_evaluate(genomes, seeds)
         handler.close()
         for result, want in zip(results, reference):

@@ -1,5 +1,7 @@
 """``python -m neuro_evolution.sweep``: runs on a shared pool equal the same configs trained
-alone; a sweep stopped with SIGINT skips its ended runs and resumes the others when run again.
+alone, on every handler, also when an mp worker, a Dask worker or the Dask scheduler is killed
+mid-generation; a sweep stopped with SIGINT skips its ended runs and resumes the others when run
+again.
 """
 
 from __future__ import annotations
@@ -11,24 +13,30 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from distributed import Client
 from fault_injection import command
-from helpers import small_config
+from helpers import external_dask_cluster, free_port, require, small_config
 
 from neuro_evolution import replay, train
 from neuro_evolution.cli import EXIT_FAILED
+from neuro_evolution.evaluation.handlers.base import EvaluationHandler, register_handler
 from neuro_evolution.evaluation.handlers.multiprocessing import MAX_DEATHS, ProcessPool
+from neuro_evolution.evaluation.handlers.options import evaluation_config
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.support.atomic import load_npz
 from neuro_evolution.support.errors import ConfigError, UserError
 from neuro_evolution.support.seeds import episode_seed, generation_seeds
 from neuro_evolution.sweep import cli as sweep_cli
 from neuro_evolution.sweep.grid import expand_grid, parse_seeds, parse_setting, split_values
+from neuro_evolution.sweep.pools import make_pool
 
 SIGMAS = (0.1, 0.5)
 SEEDS = (1, 2, 3, 4)
@@ -77,15 +85,26 @@ def assert_same_run(a_dir: Path, b_dir: Path) -> None:
             assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), f"{a_dir} {part} {key}"
 
 
-def train_alone(tmp_path: Path, config: Path, sigma: float, seed: int) -> Path:
-    """The same run as the sweep's (sigma, seed), trained by itself with ``train``."""
+def train_alone(
+    tmp_path: Path,
+    config: Path,
+    sigma: float,
+    seed: int,
+    handler: str = "sequential",
+    max_steps: int | None = None,
+) -> Path:
+    """The same run as the sweep's (sigma, seed, max_steps_per_run when given), trained by
+    itself with ``train``."""
     data = json.loads(config.read_text())
     data["optimizer"]["sigma"] = sigma
     data["random_seed"] = seed
-    path = tmp_path / f"alone-{sigma}-{seed}.json"
+    if max_steps is not None:
+        data["episode_runner"]["max_steps_per_run"] = max_steps
+    name = f"{sigma}-{seed}-{max_steps}"
+    path = tmp_path / f"alone-{name}.json"
     path.write_text(json.dumps(data))
-    out = tmp_path / "alone" / f"{sigma}-{seed}"
-    assert train.main([str(path), "--out", str(out), "--quiet", "--handler", "sequential"]) == 0
+    out = tmp_path / "alone" / name
+    assert train.main([str(path), "--out", str(out), "--quiet", "--handler", handler]) == 0
     return out
 
 
@@ -134,6 +153,41 @@ def test_a_vectorized_sweep_equals_train(tmp_path):
     assert sweep_cli.main([*args, "--workers", "2", "--parallel-runs", "2", "--quiet"]) == 0
     for seed in (1, 2, 3):
         assert_same_run(out / "base" / f"seed-{seed}", train_alone(tmp_path, config, 0.5, seed))
+
+
+@pytest.mark.parametrize("handler", ["vectorized", "jax"])
+def test_a_sweep_on_an_in_process_handler_equals_train(tmp_path, handler):
+    """The vectorized and the jax handler serve a sweep (2 seeds x 2 episode lengths, so the runs'
+    specs differ; all 4 runs open, taking turns in this process): every run's files equal those
+    of ``train`` on that config alone on the same handler (wall time aside)."""
+    changes: dict[str, Any] = {"number_generations": 3}
+    if handler == "jax":
+        require("jax")
+        changes["environment"] = {"id": "CartPole-v1", "backend": "gymnax"}
+    config = sweep_config(tmp_path, **changes)
+    out = tmp_path / "sweep"
+    lengths = "episode_runner.max_steps_per_run=10,60"
+    args = [str(config), "--seeds", "1-2", "--set", lengths, "--out", str(out)]
+    assert sweep_cli.main([*args, "--handler", handler, "--parallel-runs", "4", "--quiet"]) == 0
+    for steps in (10, 60):
+        for seed in (1, 2):
+            run_dir = out / f"episode_runner.max_steps_per_run={steps}" / f"seed-{seed}"
+            alone = train_alone(tmp_path, config, 0.3, seed, handler, max_steps=steps)
+            assert_same_run(run_dir, alone)
+
+
+def test_a_handler_without_a_pool_is_refused_by_a_sweep_in_one_line() -> None:
+    """A registered handler that is no PoolHandler cannot be shared: a UserError naming the
+    field, before any run starts."""
+
+    @register_handler("test-unpooled")
+    class Unpooled(EvaluationHandler):
+        def start(self, template: Any, spec: Any) -> None: ...
+
+        def batch_evaluate(self, genomes: Any, seeds: Any, context: Any = None) -> list: ...
+
+    with pytest.raises(UserError, match=r"^evaluation\.handler: 'test-unpooled' cannot be shared"):
+        make_pool(evaluation_config("test-unpooled"), parallel_runs=2)
 
 
 def test_lockstep_requests_stay_whole_while_the_runs_fill_the_workers():
@@ -266,7 +320,7 @@ def test_a_sweep_directory_of_another_config_is_refused(tmp_path, capsys):
         (["--set", "optimizer.sigma"], "write KEY=VALUE"),
         (["--set", "evaluation.workers=2"], "use --handler, --workers"),
         (["--seeds", "3-1"], "runs backwards"),
-        (["--handler", "vectorized"], "invalid choice"),
+        (["--handler", "vectorised"], "invalid choice"),
     ],
 )
 def test_bad_sweep_arguments_are_one_line_errors_and_write_nothing(tmp_path, capsys, args, message):
@@ -304,14 +358,23 @@ def test_grid_parsing():
         expand_grid(data, [parse_setting("episode_runner.number_fitness_runs=0")], [1])
 
 
-def pendulum_sweep(tmp_path: Path) -> tuple[Path, list[str]]:
+def pendulum_sweep(tmp_path: Path, **changes: Any) -> tuple[Path, list[str]]:
     """A sweep whose chunks take a while (Pendulum: 200 steps per episode), 3 runs on 2 workers."""
     config = sweep_config(
         tmp_path,
         environment={"id": "Pendulum-v1"},
         episode_runner={"number_fitness_runs": 1, "max_steps_per_run": 200},
+        **changes,
     )
     return config, [str(config), "--seeds", "1-3", "--parallel-runs", "3", "--quiet"]
+
+
+def assert_same_sweep(out: Path, straight: Path) -> None:
+    """The 3 runs of the pendulum sweep in ``out`` equal those in ``straight``."""
+    run_dirs = sorted(out.glob("base/seed-*"))
+    assert len(run_dirs) == 3
+    for run_dir in run_dirs:
+        assert_same_run(run_dir, straight / run_dir.relative_to(out))
 
 
 @pytest.mark.slow
@@ -337,10 +400,7 @@ def test_a_worker_killed_mid_generation_is_replaced_and_every_run_stays_identica
     assert len(recoveries) == 1, result.stdout
     assert "(exit code -9, killed by SIGKILL) while evaluating genome" in recoveries[0]
     assert " of run base/seed-" in recoveries[0] and "recomputes the" in recoveries[0]
-    run_dirs = sorted(out.glob("base/seed-*"))
-    assert len(run_dirs) == 3
-    for run_dir in run_dirs:
-        assert_same_run(run_dir, straight / run_dir.relative_to(out))
+    assert_same_sweep(out, straight)
 
 
 @pytest.mark.timeout(240)
@@ -378,3 +438,107 @@ def test_a_genome_that_kills_every_worker_fails_the_sweep_naming_it(tmp_path, ca
     recoveries = [line for line in printed.out.splitlines() if "recomputes" in line]
     assert len(recoveries) == MAX_DEATHS - 1, recoveries
     assert not multiprocessing.active_children()
+
+
+def busy_worker(observer: Client, out: Path, timeout: float = 150.0) -> str:
+    """The address of a worker running a chunk of the sweep writing to ``out``, once one of its
+    runs has logged a generation (a header and a row)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        logged = any(log.read_text().count("\n") >= 2 for log in out.glob("*/seed-*/log.csv"))
+        busy = [worker for worker, keys in observer.processing().items() if keys]
+        if logged and busy:
+            return busy[0]
+        time.sleep(0.005)
+    raise AssertionError("no worker of the cluster was seen running a chunk of the sweep")
+
+
+def dask_sweep_while(action: Callable[[], None], args: list[str], address: str) -> None:
+    """The sweep ``args`` on the Dask cluster at ``address``, in this process, while ``action``
+    runs in a thread: the sweep exits 0 and the action raises nothing."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            action()
+        except BaseException as error:
+            errors.append(error)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        assert sweep_cli.main([*args, "--handler", "dask", "--scheduler", address]) == 0
+    finally:
+        thread.join()
+    assert not errors, errors
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_a_dask_sweep_whose_scheduler_is_killed_mid_generation_ends_identical(tmp_path, capsys):
+    """SIGKILL of the `dask scheduler` (and its workers) while chunks of the sweep's runs are
+    out, once a run has logged a generation, and a new cluster at the same address: the sweep
+    waits for it (evaluation.reconnect_seconds), registers every open run's plugin again and
+    recomputes the unfinished chunks, as a single Dask run does. It ends (exit 0) with one line
+    for each step, and every run equals an undisturbed sweep's."""
+    config, args = pendulum_sweep(
+        tmp_path, evaluation={"handler": "sequential", "reconnect_seconds": 120}
+    )
+    straight, out = tmp_path / "straight", tmp_path / "killed"
+    assert sweep_cli.main([*args, "--out", str(straight), "--handler", "sequential"]) == 0
+    capsys.readouterr()
+    port = free_port()
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    with contextlib.ExitStack() as clusters:
+        cluster = clusters.enter_context(external_dask_cluster(tmp_path / "first", port=port))
+
+        def kill_and_restart() -> None:
+            with Client(cluster.address, set_as_default=False) as observer:
+                busy_worker(observer, out)
+            for process in cluster.processes:
+                process.kill()
+            assert cluster.processes[0].wait(timeout=30) == -signal.SIGKILL
+            clusters.enter_context(external_dask_cluster(tmp_path / "second", port=port))
+
+        dask_sweep_while(kill_and_restart, [*args, "--out", str(out)], cluster.address)
+    printed = capsys.readouterr()
+    lost = [line for line in printed.out.splitlines() if line.startswith("dask: lost")]
+    back = [line for line in printed.out.splitlines() if line.startswith("dask: reconnected")]
+    assert lost == [
+        f"dask: lost the scheduler at {cluster.address}; waiting up to 120 s "
+        "(evaluation.reconnect_seconds) for it to come back"
+    ], printed.out
+    assert len(back) == 1 and "unfinished chunks" in back[0], printed.out
+    assert "Traceback" not in printed.err
+    assert_same_sweep(out, straight)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_a_dask_sweep_whose_worker_is_killed_mid_generation_recomputes_its_chunks(tmp_path, capsys):
+    """SIGKILL of a `dask worker` while it runs a chunk of the sweep (once a run has logged a
+    generation): as an mp sweep, the lost chunks are computed again (Dask reruns them, the
+    nanny restarts the worker and every open run's plugin sets it up), the sweep ends (exit 0)
+    with one line naming the lost worker, and every run equals an undisturbed sweep's."""
+    config, args = pendulum_sweep(tmp_path)
+    straight, out = tmp_path / "straight", tmp_path / "killed"
+    assert sweep_cli.main([*args, "--out", str(straight), "--handler", "sequential"]) == 0
+    capsys.readouterr()
+    with external_dask_cluster(tmp_path) as cluster:
+        victims: list[str] = []
+
+        def kill_a_busy_worker() -> None:
+            with Client(cluster.address, set_as_default=False) as observer:
+                pids = observer.run(os.getpid)
+                victims.append(busy_worker(observer, out))
+                os.kill(pids[victims[0]], signal.SIGKILL)
+
+        dask_sweep_while(kill_a_busy_worker, [*args, "--out", str(out)], cluster.address)
+    printed = capsys.readouterr()
+    recoveries = [line for line in printed.out.splitlines() if line.startswith("dask: worker")]
+    assert recoveries == [f"dask: worker {victims[0]} lost; its chunks were recomputed"], (
+        printed.out
+    )
+    assert "Traceback" not in printed.err
+    assert_same_sweep(out, straight)

@@ -2,9 +2,9 @@
 
 Every (settings, seed) combination is an ordinary run directory under ``--out`` (default
 ``sweeps/<config-name>``), named by its settings, e.g. ``optimizer.sigma=0.1/seed-3``; ``replay``
-and ``train --resume`` work on it. The runs share one pool (``--handler mp``, the default), one
-Dask cluster (``--handler dask [--scheduler ADDRESS]``; this process writes every file) or this
-process (``sequential``).
+and ``train --resume`` work on it. The runs share the pool of one handler: one process pool
+(``--handler mp``, the default), one Dask cluster (``--handler dask [--scheduler ADDRESS]``;
+this process writes every file), or this process (``sequential``, ``vectorized``, ``jax``).
 
 Stopping: the first Ctrl-C (or SIGTERM) lets every open run finish its generation and write a
 checkpoint, then exits 130 (143); a second one stops at once. Running the same command again
@@ -29,6 +29,7 @@ from neuro_evolution.cli import (
     run_cli,
     stop_signals,
 )
+from neuro_evolution.evaluation.handlers import handler_names
 from neuro_evolution.support.errors import USER_ERRORS, UserError
 from neuro_evolution.sweep.grid import (
     RunPlan,
@@ -37,7 +38,7 @@ from neuro_evolution.sweep.grid import (
     parse_setting,
     read_config_data,
 )
-from neuro_evolution.sweep.pools import POOL_HANDLERS, make_pool
+from neuro_evolution.sweep.pools import make_pool
 from neuro_evolution.sweep.scheduler import Sweep, SweepSummary
 
 PROGRAM = "neuro_evolution.sweep"
@@ -65,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, help="sweep directory (default: sweeps/<config>)")
     add_override_arguments(
         parser,
-        list(POOL_HANDLERS),
+        handler_names(),
         "shared pool (default: mp)",
         "override number_generations",
         jax=False,
@@ -143,9 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         plans = plans_from_arguments(args)
         directory = args.out or Path("sweeps") / args.config.stem
         section = plans[0].config.evaluation
-        slots_guess = section.worker_count if section.handler != "sequential" else 1
-        parallel = args.parallel_runs or max(2, 4 * slots_guess)
-        pool = make_pool(section, parallel)
+        pool = make_pool(section, args.parallel_runs or max(2, 4 * section.worker_count))
+        parallel = args.parallel_runs or max(2, 4 * pool.slots)
         progress = Progress(len(plans), show=not args.quiet)
         try:
             if not args.quiet:

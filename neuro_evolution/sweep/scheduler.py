@@ -26,6 +26,7 @@ from typing import Any
 
 from neuro_evolution.config.tree import config_to_dict
 from neuro_evolution.evaluation.handlers.pool import RunPool
+from neuro_evolution.evaluation.handlers.pool_handler import PooledRun
 from neuro_evolution.run.checkpoint import TrainingStopped, install_checkpoints
 from neuro_evolution.run.directory import LogRow
 from neuro_evolution.run.experiment import Experiment, GenerationWork
@@ -33,7 +34,6 @@ from neuro_evolution.run.resume import changed_keys, read_run_config, resume_exp
 from neuro_evolution.run.status import STATUS_FILE
 from neuro_evolution.support.errors import UserError
 from neuro_evolution.sweep.grid import RunPlan
-from neuro_evolution.sweep.pools import PooledRun
 
 WAIT_SECONDS = 0.25  # how often the loop looks at a stop request while chunks are out
 PLOT_SECONDS = 30.0  # a run's fitness.png is redrawn at most this often (and at its end)

@@ -30,11 +30,11 @@ from neuro_evolution.evaluation.episode import (
     RunnerSpec,
 )
 from neuro_evolution.evaluation.handlers.base import (
-    EvaluationHandler,
     HandlerStatistics,
     check_batch,
     register_handler,
 )
+from neuro_evolution.evaluation.handlers.in_process import InProcessHandler
 from neuro_evolution.evaluation.handlers.options import (
     EvaluationConfig,
     option_path,
@@ -173,49 +173,50 @@ class JaxStatistics(HandlerStatistics):
 
 
 @register_handler("jax")
-class JaxHandler(EvaluationHandler):
-    """Evaluates the whole batch in this process as one compiled program (CPU, GPU or TPU)."""
+class JaxHandler(InProcessHandler):
+    """Evaluates the whole batch in this process as one compiled program (CPU, GPU or TPU); a
+    sweep's runs take turns, each with its own compiled programs."""
 
     def __init__(self, precision: str = "float32") -> None:
+        super().__init__()
         self.precision = precision
-        self._worker: JaxWorkerState | None = None
         self._statistics = HandlerStatistics()  # kept after close, for the summary
 
     @classmethod
     def from_config(cls, section: EvaluationConfig) -> JaxHandler:
         return cls(precision=section.precision)
 
-    def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
-        self.close()
-        self._worker = JaxWorkerState(template, spec, self.precision)
+    def make_state(self, template: BrainTemplate, spec: RunnerSpec) -> JaxWorkerState:
+        return JaxWorkerState(template, spec, self.precision)
 
-    def batch_evaluate(
-        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
-    ) -> list[EvaluationResult]:
-        if self._worker is None:
-            raise RuntimeError("JaxHandler.start() was not called")
-        return self._worker.evaluate(genomes, seeds, context)
+    def pool_label(self) -> str:
+        return f"jax: one compiled program per request in this process ({self.precision})"
+
+    def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
+        """Register the run (replacing the last one, whose statistics are kept until then)."""
+        self._statistics = self.statistics()
+        super().start(template, spec)
 
     def close(self) -> None:
-        if self._worker is not None:
-            self._statistics = self.statistics()
-            self._worker.close()
-            self._worker = None
+        self._statistics = self.statistics()
+        super().close()
 
     def statistics(self) -> HandlerStatistics:
         """This session's :class:`JaxStatistics` (the last session's after :meth:`close`; the
         empty base record before the first :meth:`start`)."""
-        if self._worker is None:
+        state = self.state
+        if not isinstance(state, JaxWorkerState):
             return self._statistics
-        program = self._worker.program
+        program = state.program
         return JaxStatistics(
             compilations=program.compilations,
             compile_seconds=round(program.compile_seconds, 3),
-            evaluation_seconds=round(self._worker.evaluation_seconds, 3),
-            env_steps=self._worker.env_steps,
+            evaluation_seconds=round(state.evaluation_seconds, 3),
+            env_steps=state.env_steps,
         )
 
     def describe(self) -> str:
-        if self._worker is None:
+        state = self.state
+        if not isinstance(state, JaxWorkerState):
             return "JaxHandler (not started)"
-        return f"JaxHandler: {self._worker.describe()}"
+        return f"JaxHandler: {state.describe()}"

@@ -5,7 +5,7 @@ method (``fork``, ``forkserver`` -- the project default -- or ``spawn``), starte
 per generation. Its workers keep one state per run (see :mod:`.worker`); the runs given at
 construction are built by the ``initializer`` in every worker before the pool is up, so their
 errors surface there. The mp handler is the pool with its one run: a single run is a sweep of
-one.
+one (:mod:`.pool_handler`).
 
 Why an executor rather than ``multiprocessing.Pool``: when a worker dies (SIGKILL, a segfault in
 an env, the OOM killer) ``Pool`` silently replaces it and the task it was running is lost, so
@@ -35,18 +35,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-import numpy as np
-
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.evaluation.episode import (
-    TRAINING,
-    EvaluationContext,
-    EvaluationResult,
-    RunnerSpec,
-)
+from neuro_evolution.evaluation.episode import RunnerSpec
 from neuro_evolution.evaluation.handlers import worker
 from neuro_evolution.evaluation.handlers.base import (
-    EvaluationHandler,
     check_parallel_options,
     chunks_per_worker_for,
     register_handler,
@@ -57,13 +49,16 @@ from neuro_evolution.evaluation.handlers.options import (
     EvaluationConfig,
     option_path,
 )
-from neuro_evolution.evaluation.handlers.pool import Chunk, RunPool
+from neuro_evolution.evaluation.handlers.pool import RUN, Chunk, RunPool
+from neuro_evolution.evaluation.handlers.pool_handler import PoolHandler
 from neuro_evolution.support.console import info
 from neuro_evolution.support.errors import ConfigError
 
 STARTUP_SECONDS = 120.0  # for every worker to set up (make its envs) and check in
 MAX_DEATHS = 3  # times one genome (or vectorized chunk) may kill its worker before it fails
-RUN = ""  # the run id of the handler's one run (unnamed in messages)
+# A sweep's workers yield the CPU to its main process, which feeds them: on a machine with as
+# many workers as cores, the main loop otherwise waits for a core while the workers' queues run dry.
+WORKER_NICENESS = 5
 
 
 class ProcessPool(RunPool):
@@ -298,7 +293,7 @@ class ProcessPool(RunPool):
 
 
 @register_handler("mp")
-class MultiprocessingHandler(EvaluationHandler):
+class MultiprocessingHandler(PoolHandler[ProcessPool]):
     """Evaluates chunks of genomes in a persistent pool of ``workers`` processes: a
     :class:`ProcessPool` with one run."""
 
@@ -309,6 +304,7 @@ class MultiprocessingHandler(EvaluationHandler):
         vectorize: bool | str = False,
         chunks_per_worker: int | None = None,
     ) -> None:
+        super().__init__()
         if chunks_per_worker is None:
             chunks_per_worker = chunks_per_worker_for(vectorize)
         check_parallel_options(workers, chunks_per_worker)
@@ -329,7 +325,6 @@ class MultiprocessingHandler(EvaluationHandler):
         self.start_method = start_method
         self.vectorize = vectorize
         self.chunks_per_worker = chunks_per_worker
-        self._pool: ProcessPool | None = None
 
     @classmethod
     def from_config(cls, section: EvaluationConfig) -> MultiprocessingHandler:
@@ -339,36 +334,30 @@ class MultiprocessingHandler(EvaluationHandler):
             vectorize=section.vectorize,
         )
 
-    def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
-        """Start the pool; every worker builds its state before this returns (errors surface here).
+    def new_pool(
+        self, runs: int = 1, preload: dict[str, tuple[BrainTemplate, RunnerSpec]] | None = None
+    ) -> ProcessPool:
+        """A pool for ``runs`` open runs. Shared by a sweep's runs (``runs`` > 1), it cuts one
+        chunk per worker (the other runs' chunks fill the workers while a run waits), keeps a
+        state per open run and one more, and its workers run at :data:`WORKER_NICENESS`."""
+        shared = runs > 1
+        return ProcessPool(
+            self.workers,
+            self.start_method,
+            capacity=runs + 1 if shared else 1,
+            vectorize=self.vectorize,
+            chunks_per_slot=1 if shared else self.chunks_per_worker,
+            runs=preload,
+            niceness=WORKER_NICENESS if shared else 0,
+        )
 
-        Calling ``start`` again (a new template or spec) replaces the pool.
-        """
+    def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
+        """Start the pool with the run; every worker builds its state before this returns (errors
+        surface here). Calling ``start`` again (a new template or spec) replaces the pool."""
         self.close()
         if self.vectorize:
             worker.check_vectorize(template, spec)  # fail or warn here, not in every worker
-        self._pool = ProcessPool(
-            self.workers,
-            self.start_method,
-            vectorize=self.vectorize,
-            chunks_per_slot=self.chunks_per_worker,
-            runs={RUN: (template, spec)},
-        )
-
-    def batch_evaluate(
-        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
-    ) -> list[EvaluationResult]:
-        """Results in submission order; the chunks of a dead worker are computed again on a new
-        pool (see the module docstring), a genome that keeps killing workers fails."""
-        if self._pool is None:
-            raise RuntimeError("MultiprocessingHandler.start() was not called")
-        return self._pool.evaluate(RUN, genomes, seeds, context)
-
-    def close(self) -> None:
-        """Shut the pool down and wait for every worker to exit (no zombies left behind)."""
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.close()
+        self._pool = self.new_pool(preload={RUN: (template, spec)})
 
     def describe(self) -> str:
         """E.g. ``mp: 2 worker processes (forkserver)``."""

@@ -6,7 +6,8 @@ submits its generations' evaluation requests (:meth:`RunPool.submit`), each spli
 that queue up with the chunks of the other runs. :meth:`RunPool.wait` returns the requests whose
 chunks have all come back, results in submission order, as soon as they complete. So while one
 run waits for the slowest episode of its generation, the workers go on with other runs' chunks.
-One run alone (the mp handler) is the case of one registered run: :meth:`RunPool.evaluate`.
+A single run is the case of one registered run (:meth:`RunPool.evaluate`): every handler of
+the package is its pool with one run (:mod:`.pool_handler`).
 
 A result depends only on (template, genome, seed, context), not on chunking or worker, so a
 pool's results are those of the handler of the same name.
@@ -29,6 +30,8 @@ from neuro_evolution.evaluation.episode import (
 )
 from neuro_evolution.evaluation.handlers.base import check_batch, split_chunks
 from neuro_evolution.evaluation.handlers.worker import TimedResults, vectorized_state_class
+
+RUN = ""  # the run id of a handler's one run (unnamed in messages)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -80,6 +83,11 @@ class RunPool(ABC):
         self._chunk_numbers = itertools.count()
         self._pending: dict[int, _Pending] = {}
         self._done: dict[int, list[EvaluationResult]] = {}
+
+    @property
+    def runs(self) -> frozenset[str]:
+        """The runs registered now."""
+        return frozenset(self._runs)
 
     def register(self, run_id: str, template: BrainTemplate, spec: RunnerSpec) -> None:
         """Make the run known to every worker (before its first request)."""
@@ -145,12 +153,16 @@ class RunPool(ABC):
         self._pending[ticket] = _Pending(run_id, [None] * len(slices))
         if not slices:
             self._finish(ticket)
-        for index, part in enumerate(slices):
-            number = next(self._chunk_numbers)
-            chunk = Chunk(
-                number, ticket, index, run_id, part.start, genomes[part], seeds[part], context
-            )
-            self._submit_chunk(chunk)
+        try:
+            for index, part in enumerate(slices):
+                number = next(self._chunk_numbers)
+                chunk = Chunk(
+                    number, ticket, index, run_id, part.start, genomes[part], seeds[part], context
+                )
+                self._submit_chunk(chunk)
+        except BaseException:  # an in-process pool evaluates here: forget the request
+            self._cancel(ticket)
+            raise
         return ticket
 
     def _chunk_done(self, chunk: Chunk, timed: TimedResults) -> None:

@@ -2,44 +2,22 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.evaluation.episode import (
-    TRAINING,
-    EvaluationContext,
-    EvaluationResult,
-    RunnerSpec,
-)
-from neuro_evolution.evaluation.handlers.base import (
-    EvaluationHandler,
-    WorkerState,
-    register_handler,
-)
+from neuro_evolution.evaluation.episode import RunnerSpec
+from neuro_evolution.evaluation.handlers.base import WorkerState, register_handler
+from neuro_evolution.evaluation.handlers.in_process import InProcessHandler
 
 
 @register_handler("sequential")
-class SequentialHandler(EvaluationHandler):
-    """Evaluates genomes one after another in this process."""
+class SequentialHandler(InProcessHandler):
+    """Evaluates genomes one after another in this process (a sweep's runs take turns)."""
 
-    def __init__(self) -> None:
-        self._worker: WorkerState | None = None
+    def make_state(self, template: BrainTemplate, spec: RunnerSpec) -> WorkerState:
+        return WorkerState(template, spec)
 
-    def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
-        self._worker = WorkerState(template, spec)
-
-    def batch_evaluate(
-        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
-    ) -> list[EvaluationResult]:
-        if self._worker is None:
-            raise RuntimeError("SequentialHandler.start() was not called")
-        return self._worker.evaluate(genomes, seeds, context)
+    def pool_label(self) -> str:
+        return self.describe()
 
     def describe(self) -> str:
         """The handler line."""
         return "sequential: one env in this process"
-
-    def close(self) -> None:
-        if self._worker is not None:
-            self._worker.close()
-            self._worker = None

@@ -38,12 +38,8 @@ from neuro_evolution.evaluation.episode import (
     EvaluationResult,
     RunnerSpec,
 )
-from neuro_evolution.evaluation.handlers.base import (
-    EvaluationHandler,
-    WorkerState,
-    check_batch,
-    register_handler,
-)
+from neuro_evolution.evaluation.handlers.base import WorkerState, check_batch, register_handler
+from neuro_evolution.evaluation.handlers.in_process import InProcessHandler
 from neuro_evolution.evaluation.lane_memory import (
     PROBE_LANES,
     check_wave_memory,
@@ -357,31 +353,23 @@ class VectorizedWorkerState:
 
 
 @register_handler("vectorized")
-class VectorizedHandler(EvaluationHandler):
-    """Evaluates the whole batch in this process, all individuals stepping in lockstep."""
+class VectorizedHandler(InProcessHandler):
+    """Evaluates the whole batch in this process, all individuals stepping in lockstep (a
+    sweep's runs take turns, each with its own vector envs)."""
 
     def __init__(self, mode: VectorMode = "auto") -> None:
+        super().__init__()
         self.mode = mode
-        self._worker: VectorizedWorkerState | None = None
 
-    def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
-        self.close()
-        self._worker = VectorizedWorkerState(template, spec, self.mode)
+    def make_state(self, template: BrainTemplate, spec: RunnerSpec) -> VectorizedWorkerState:
+        return VectorizedWorkerState(template, spec, self.mode)
 
-    def batch_evaluate(
-        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
-    ) -> list[EvaluationResult]:
-        if self._worker is None:
-            raise RuntimeError("VectorizedHandler.start() was not called")
-        return self._worker.evaluate(genomes, seeds, context)
-
-    def close(self) -> None:
-        if self._worker is not None:
-            self._worker.close()
-            self._worker = None
+    def pool_label(self) -> str:
+        return f"vectorized: lockstep in this process ({self.mode})"
 
     def describe(self) -> str:
         """E.g. ``vectorized: native vector env of CartPole-v1``."""
-        if self._worker is None:
+        state = self.state
+        if not isinstance(state, VectorizedWorkerState):
             return "vectorized: lockstep in this process (not started)"
-        return f"vectorized: {self._worker.describe()}"
+        return f"vectorized: {state.describe()}"
