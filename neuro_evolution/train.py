@@ -23,6 +23,7 @@ traceback goes to ``failure.txt`` in the run directory.
 from __future__ import annotations
 
 import argparse
+import copy
 import shutil
 import sys
 import traceback
@@ -44,6 +45,7 @@ from neuro_evolution.cli import (
 from neuro_evolution.config.tree import load_config
 from neuro_evolution.evaluation.handlers.options import option_path
 from neuro_evolution.evaluation.handlers.registry import handler_names
+from neuro_evolution.evaluation.wave_check import check_planned_waves, lockstep_chunks
 from neuro_evolution.run.checkpoint import TrainingStopped, checkpointer_of, install_checkpoints
 from neuro_evolution.run.directory import new_run_directory
 from neuro_evolution.run.experiment import Experiment
@@ -93,6 +95,18 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         parser.error("give exactly one of CONFIG (a new run) or --resume RUN_DIR (continue a run)")
     if args.resume is not None and args.out is not None:
         parser.error("--out cannot be used with --resume: a run continues in its own directory")
+
+
+def check_start_up(experiment: Experiment) -> None:
+    """Refuse before any worker starts or anything is written what needs only the config, the
+    env's spaces and the machine: a lockstep wave that cannot fit in memory."""
+    config = experiment.config
+    if lockstep_chunks(config.evaluation) is None:
+        return
+    asked = len(copy.deepcopy(experiment.optimizer).ask())  # a copy: the run's state is untouched
+    batch = max(asked, int(getattr(config.optimizer, "asked_size", 0)))
+    episodes = config.validation.episodes if config.validation is not None else 0
+    check_planned_waves(experiment.template, experiment.spec, config.evaluation, batch, episodes)
 
 
 def start_workers(experiment: Experiment) -> None:
@@ -230,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         experiment = Experiment(config, quiet=args.quiet)  # validates, builds, dry-runs
         run_dir = None
         try:
+            check_start_up(experiment)
             start_workers(experiment)  # before anything is written: a failure leaves nothing
             run_dir = new_run_directory(args.config, args.out)
             experiment.attach_run_directory(run_dir)
@@ -262,6 +277,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"--generations N (N > {total}) to extend it"
             )
             return 0
+        try:
+            check_start_up(experiment)
+        except BaseException:
+            experiment.close()
+            raise
         start_workers(experiment)
         if not args.quiet:
             print(f"resuming {run_dir} at generation {experiment.generation} of {total}")
