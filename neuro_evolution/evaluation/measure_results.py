@@ -10,6 +10,7 @@ import numpy as np
 
 from neuro_evolution.config.schema import ConfigError, join
 from neuro_evolution.evaluation.episode import EvaluationResult
+from neuro_evolution.evaluation.info_keys import check_final_info_keys
 from neuro_evolution.measures import MeasureConfig, check_against_spaces
 
 MEASURES_PATH = "optimizer.descriptors"  # where the measures of a QD optimizer are configured
@@ -36,6 +37,7 @@ def check_step_measures(
     """Reward indices and per-step info keys of ``measures`` exist in one step of ``env`` (a
     reset with seed 0 and a sampled action): a one-line ConfigError on ``path[i].index`` or
     ``.key`` at start-up otherwise, not an error inside a worker later."""
+    check_final_info_keys(measures, env, path)  # reduce last: the key of the final info dict
     per_step = [
         (position, measure)
         for position, measure in enumerate(measures)
