@@ -232,6 +232,27 @@ def run_to_end(experiment: Experiment, request: StopRequest, run_dir: Path) -> i
     return 0
 
 
+def finished_line(experiment: Experiment, run_dir: Path) -> str:
+    """Why a resumed run has nothing left to do, and the option that continues it."""
+    generation, total, solved = (
+        experiment.generation,
+        experiment.config.number_generations,
+        experiment.solved,
+    )
+    if generation < total and solved is not None and solved.validation_mean is not None:
+        target = experiment.config.validation.target if experiment.config.validation else None
+        return (
+            f"{run_dir}: the run stopped after generation {generation} because its validation "
+            f"mean {solved.validation_mean:.6g} reached the target {target:g} (generation "
+            f"{solved.generation + 1}); pass --generations N (N > {generation}) to train on "
+            "past the target"
+        )
+    return (
+        f"{run_dir}: the run already finished its {total} generations; pass "
+        f"--generations N (N > {total}) to extend it"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     parser = build_parser()
@@ -270,12 +291,11 @@ def main(argv: list[str] | None = None) -> int:
                 should_stop=request.requested,
             )
         total = experiment.config.number_generations
+        if args.generations is not None and args.generations > experiment.generation:
+            experiment.train_past_target = True  # asked for more: a solved run trains on
         if experiment.done:
             experiment.close()
-            print(
-                f"{run_dir}: the run already finished its {total} generations; pass "
-                f"--generations N (N > {total}) to extend it"
-            )
+            print(finished_line(experiment, run_dir))
             return 0
         try:
             check_start_up(experiment)

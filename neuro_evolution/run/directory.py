@@ -116,14 +116,14 @@ def _make_run_directory(path: Path, what: str, advice: str) -> None:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise UserError(f"{what}: cannot create {path} ({error.strerror}); {advice}") from None
-    error = write_error(path)
-    if error is not None:
+    unwritable = write_error(path)
+    if unwritable is not None:
         for directory in made:  # innermost first
             try:
                 directory.rmdir()
             except OSError:
                 break
-        raise UserError(f"{what}: cannot write in {path} ({error.strerror}); {advice}")
+        raise UserError(f"{what}: cannot write in {path} ({unwritable.strerror}); {advice}")
 
 
 def new_run_directory(config_path: str | Path | None, out: str | Path | None) -> Path:
