@@ -29,6 +29,8 @@ import sys
 import traceback
 from pathlib import Path
 
+from neuro_evolution.brains.composed import ComposedTemplate
+from neuro_evolution.brains.conv import ConvTemplate
 from neuro_evolution.cli import (
     EXIT_FAILED,
     ArgumentParser,
@@ -52,7 +54,7 @@ from neuro_evolution.run.experiment import Experiment
 from neuro_evolution.run.resume import resume_experiment
 from neuro_evolution.run.summary import RunSummary
 from neuro_evolution.support.atomic import atomic_write_text
-from neuro_evolution.support.console import plural
+from neuro_evolution.support.console import plural, warning
 from neuro_evolution.support.errors import ConfigError, HandlerStartError
 
 PROGRAM = "neuro_evolution.train"
@@ -97,10 +99,32 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         parser.error("--out cannot be used with --resume: a run continues in its own directory")
 
 
+def conv_on_vector_line(experiment: Experiment) -> str | None:
+    """A warning for a conv front end whose k x k kernels (k > 1) see a vector observation as
+    a one-row image: all rows but the middle one of every kernel see only padding."""
+    template = experiment.template
+    first = template.parts[0] if isinstance(template, ComposedTemplate) else template
+    if not isinstance(first, ConvTemplate) or first.image_shape[0] != 1:
+        return None
+    kernel = first.config.layers[0].kernel if first.config.layers else 1
+    if kernel <= 1:
+        return None
+    return (
+        f"brain: a conv front end on the observation of {experiment.config.environment.label}"
+        f" (a 1 x {first.image_shape[1]} image: a vector) gives its {kernel} x {kernel} kernels "
+        "only padding above and below it; conv is for (H, W, C) images, FFNN or CTRNN for "
+        "vectors"
+    )
+
+
 def check_start_up(experiment: Experiment) -> None:
     """Refuse before any worker starts or anything is written what needs only the config, the
-    env's spaces and the machine: a lockstep wave that cannot fit in memory."""
+    env's spaces and the machine (a lockstep wave that cannot fit in memory), and warn about
+    what is legal but most likely not meant (conv kernels over a vector)."""
     config = experiment.config
+    line = conv_on_vector_line(experiment)
+    if line is not None:
+        warning(line, PROGRAM)
     if lockstep_chunks(config.evaluation) is None:
         return
     asked = len(copy.deepcopy(experiment.optimizer).ask())  # a copy: the run's state is untouched
