@@ -167,6 +167,11 @@ MUTATIONS: tuple[Mutation, ...] = (
     m("jax-names-descriptors-for-objectives", "NSGA2 on jax is refused naming objectives",
       "evaluation/handlers/jax.py", 'field = "objectives" if objectives else "descriptors"',
       'field = "descriptors"', "test_start_up_refusals.py"),
+    m("dask-refused-address-waits", "an address where nothing listens is refused at once",
+      "evaluation/handlers/dask_security.py",
+      "        with connect(address, host, port) as raw:\n            raw.settimeout",
+      "        with socket.create_connection((host, port), timeout=PROBE_SECONDS) as raw:\n"
+      "            raw.settimeout", "test_dask_waits.py"),
     m("episode-seed-from-wrong-episode", "episode seeds derive from (base seed, episode)",
       "support/seeds.py", "return _word([int(base_seed), episode])",
       "return _word([int(base_seed), 0])", "test_seeds.py", "test_handlers_identical.py"),
