@@ -214,3 +214,18 @@ def test_nsga2_on_the_jax_handler_names_optimizer_objectives(tmp_path: Path) -> 
     line = refused([str(config), "--handler", "jax", "--out", "run"], tmp_path)
     assert "error: optimizer.objectives: the JAX path computes no per-episode measures" in line
     assert not (tmp_path / "run").exists()
+
+
+def test_a_sweep_into_a_read_only_folder_is_one_line(tmp_path: Path) -> None:
+    config = tiny_config(tmp_path)
+    with read_only(tmp_path / "locked") as locked:
+        done = subprocess.run(
+            [sys.executable, "-m", "neuro_evolution.sweep", str(config), "--seeds", "1-2",
+             "--out", str(locked / "sweep"), "--quiet"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert not (locked / "sweep").exists()
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    line = done.stderr.strip()
+    assert line.startswith(f"neuro_evolution.sweep: error: --out: cannot create {locked}/sweep (")
+    assert line.endswith("); pass --out with a folder you can write in") and "\n" not in line

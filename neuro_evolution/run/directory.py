@@ -109,7 +109,7 @@ def write_error(path: Path) -> OSError | None:
     return None
 
 
-def _make_run_directory(path: Path, what: str, advice: str) -> None:
+def make_writable_directory(path: Path, what: str, advice: str) -> None:
     """Create ``path`` and check it takes files; else remove what was made, one-line UserError."""
     made = [parent for parent in (path, *path.parents) if not parent.exists()]
     try:
@@ -133,7 +133,7 @@ def new_run_directory(config_path: str | Path | None, out: str | Path | None) ->
         path = Path(out)
         if path.exists() and any(path.iterdir()):
             raise FileExistsError(f"--out {path}: directory exists and is not empty")
-        _make_run_directory(path, "--out", "pass --out with a folder you can write in")
+        make_writable_directory(path, "--out", "pass --out with a folder you can write in")
         return path
     name = Path(config_path).stem if config_path else "run"
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -142,7 +142,7 @@ def new_run_directory(config_path: str | Path | None, out: str | Path | None) ->
     while path.exists():
         suffix += 1
         path = Path("runs") / f"{name}-{stamp}-{suffix}"
-    _make_run_directory(
+    make_writable_directory(
         path,
         "runs/ (the default run folder, under the working directory)",
         "run from a folder you can write in, or pass --out DIR",

@@ -29,6 +29,7 @@ from neuro_evolution.cli import (
     run_cli,
     stop_signals,
 )
+from neuro_evolution.run.directory import make_writable_directory
 from neuro_evolution.support.errors import USER_ERRORS, UserError
 from neuro_evolution.sweep.grid import (
     RunPlan,
@@ -142,6 +143,13 @@ def main(argv: list[str] | None = None) -> int:
             raise UserError(f"--parallel-runs must be >= 1, got {args.parallel_runs}")
         plans = plans_from_arguments(args)
         directory = args.out or Path("sweeps") / args.config.stem
+        make_writable_directory(  # before any worker starts: one line, nothing made
+            directory,
+            "--out"
+            if args.out
+            else "sweeps/ (the default sweep folder, under the working directory)",
+            "pass --out with a folder you can write in",
+        )
         section = plans[0].config.evaluation
         slots_guess = section.worker_count if section.handler != "sequential" else 1
         parallel = args.parallel_runs or max(2, 4 * slots_guess)
