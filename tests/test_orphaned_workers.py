@@ -94,6 +94,18 @@ def test_kill_9_of_train_leaves_no_worker_alive(tmp_path: Path, start_method: st
 
 
 @pytest.mark.slow
+def test_kill_9_of_train_on_a_local_dask_cluster_leaves_no_process_alive(tmp_path: Path) -> None:
+    """The Dask handler's LocalCluster (nannies and their workers) ends with its parent too."""
+    config = long_config(tmp_path, "forkserver")
+    data = json.loads(config.read_text())
+    data["evaluation"] = {"handler": "dask", "workers": 2}
+    config.write_text(json.dumps(data))
+    process = start(["neuro_evolution.train", str(config), "--out", "run", "--quiet"], tmp_path)
+    pids = wait_for_workers(process, 3)
+    assert_all_end(process, pids)
+
+
+@pytest.mark.slow
 def test_kill_9_of_a_sweep_leaves_no_worker_alive(tmp_path: Path) -> None:
     config = long_config(tmp_path, "forkserver")
     process = start(
