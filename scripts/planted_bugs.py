@@ -60,7 +60,7 @@ MUTATIONS: tuple[Mutation, ...] = (
       "test_rules_composed_fill.py", "test_composed.py"),
     m("composed-batch-view", "copy-then-fill for batch brains",
       "brains/composed.py", "part.build_batch(genomes[:, piece].copy())",
-      "part.build_batch(genomes[:, piece])", "test_composed.py", "test_brains.py"),
+      "part.build_batch(genomes[:, piece])", "test_rules_composed_fill.py", "test_composed.py"),
     # --- double pole -------------------------------------------------------------------------
     m("double-pole-generalization-counts-steps", "solved = balanced 1000 steps (Gruau et al.)",
       "envs/double_pole_task.py", "return 1.0 if balanced == GENERALIZATION_STEPS else 0.0",
@@ -105,7 +105,7 @@ MUTATIONS: tuple[Mutation, ...] = (
       "test_rules_optimizers.py", "test_qd_archive.py"),
     m("archive-replaces-on-tie", "an elite is replaced only by a better one",
       "qd/archive.py", "if f <= self.fitness[cell]:", "if f < self.fitness[cell]:",
-      "test_qd_archive.py"),
+      "test_rules_claims.py", "test_qd_archive.py"),
     # --- NSGA-II -------------------------------------------------------------------------------
     m("nsga2-weak-dominance", "dominance: >= everywhere and > somewhere (Deb et al. 2002)",
       "optimizers/pareto.py", "better = (rows > matrix[None, :, :]).any(axis=2)",
@@ -113,9 +113,9 @@ MUTATIONS: tuple[Mutation, ...] = (
     m("nsga2-crowding-no-extremes", "crowding: boundary rows get infinity",
       "optimizers/pareto.py", "distance[order[0]] = distance[order[-1]] = np.inf",
       "distance[order[0]] = distance[order[-1]] = 0.0", "test_pareto.py", "test_nsga2.py"),
-    m("hypervolume-counts-reference", "rows not beating the reference add nothing",
+    m("hypervolume-counts-partial-beaters", "only rows beating the reference everywhere count",
       "optimizers/pareto.py", "gains = gains[(gains > 0).all(axis=1)]",
-      "gains = gains[(gains >= 0).all(axis=1)]", "test_pareto.py"),
+      "gains = gains[(gains > 0).any(axis=1)]", "test_pareto.py"),
     # --- normalization -------------------------------------------------------------------------
     m("statistics-merge-reversed", "observation statistics merge in submission order",
       "normalization.py", "for stats in per_evaluation:", "for stats in reversed(per_evaluation):",
@@ -125,7 +125,8 @@ MUTATIONS: tuple[Mutation, ...] = (
       "merge([r.observation_stats for r in reversed(results)])", "test_rules_optimizers.py"),
     m("normalization-epsilon-outside-sqrt", "scale = 1 / sqrt(var + epsilon)",
       "normalization.py", "scale = 1.0 / np.sqrt(variance + self.config.epsilon)",
-      "scale = 1.0 / (np.sqrt(variance) + self.config.epsilon)", "test_normalization.py"),
+      "scale = 1.0 / (np.sqrt(variance) + self.config.epsilon)", "test_rules_claims.py",
+      "test_normalization.py"),
     # --- seeds, validation, handlers, resume ---------------------------------------------------
     m("validation-seeds-not-held-out", "validation seeds are >= 2**32, disjoint from training",
       "support/seeds.py", "first = TRAINING_SEED_LIMIT + int(sequence.generate_state(1)[0])",
@@ -180,13 +181,14 @@ MUTATIONS: tuple[Mutation, ...] = (
       "(episode.episode_return + 0.0 * cut)", "test_episode.py", "test_vectorized.py"),
     m("resume-accepts-changed-config", "a changed config is refused on resume",
       "run/resume.py", "and old.get(key) != new.get(key)", "and False",
-      "test_resume.py"),
+      "test_checkpoint.py", "test_resume.py"),
     m("novelty-counts-itself", "an individual is not its own neighbour",
       "novelty.py", "np.fill_diagonal(within, np.inf)", "np.fill_diagonal(within, 0.0)",
       "test_novelty.py"),
     m("hall-of-fame-worst-first", "the hall of fame keeps the best genomes",
       "hall_of_fame.py", 'order = np.argsort(-all_fitness, kind="stable")',
-      'order = np.argsort(all_fitness, kind="stable")', "test_checkpoint.py", "test_train.py"),
+      'order = np.argsort(all_fitness, kind="stable")', "test_rules_claims.py",
+      "test_checkpoint.py"),
 )
 # fmt: on
 

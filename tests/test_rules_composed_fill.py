@@ -12,9 +12,11 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+import pytest
 
-from neuro_evolution.brains import Brain, BrainConfig, BrainTemplate, make_template, register_brain
-from neuro_evolution.brains.registry import parse_brain_config
+from neuro_evolution.brains import Brain, BrainConfig, BrainTemplate, make_template
+from neuro_evolution.brains.base import BatchBrain
+from neuro_evolution.brains.registry import BRAINS, parse_brain_config
 from neuro_evolution.brains.spaces import SpaceAdapter
 from neuro_evolution.config.schema import config_class
 from neuro_evolution.support.frozen import frozen_dataclass
@@ -45,7 +47,24 @@ class KeeperBrain(Brain):
         return self.io.decode(np.tanh(matrix @ self.io.encode(observation)))
 
 
-@register_brain("KeeperOfSlices", config=KeeperConfig)
+class KeeperBatchBrain(BatchBrain):
+    """P linear layers whose weights are the (P, G) array ``build_batch`` was handed."""
+
+    __slots__ = ("io", "weights")
+
+    def __init__(self, io: SpaceAdapter, weights: np.ndarray):
+        self.io = io
+        self.weights = weights
+
+    def reset(self, rngs: list[np.random.Generator]) -> None:
+        """Stateless."""
+
+    def step(self, observations: np.ndarray, active: np.ndarray | None = None) -> np.ndarray:
+        matrices = self.weights.reshape(-1, self.io.output_size, self.io.input_size)
+        inputs = self.io.encode_batch(observations)
+        return self.io.decode_batch(np.tanh(np.einsum("poi,pi->po", matrices, inputs)))
+
+
 @frozen_dataclass(eq=False)
 class KeeperTemplate(BrainTemplate):
     """A user's template whose ``fill`` keeps the genome it is handed: legal for a part, as the
@@ -65,6 +84,16 @@ class KeeperTemplate(BrainTemplate):
 
     def fill(self, brain: KeeperBrain, genome: np.ndarray) -> None:
         brain.weights = genome  # keeps what it is handed
+
+    def build_batch(self, genomes: np.ndarray) -> KeeperBatchBrain:
+        return KeeperBatchBrain(self.io, genomes)  # keeps what it is handed
+
+
+@pytest.fixture(autouse=True)
+def keeper_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user part is registered for this module's tests only: it breaks the rule on purpose,
+    so the checks that tests/test_brains.py runs over every registered type must not see it."""
+    monkeypatch.setitem(BRAINS._entries, "KeeperOfSlices", (KeeperConfig, KeeperTemplate))
 
 
 def composed_template() -> BrainTemplate:
@@ -99,3 +128,22 @@ def test_a_part_that_keeps_its_slice_shares_no_memory_with_the_genome() -> None:
         genome[:] = other  # the optimizer reuses its array
         np.testing.assert_array_equal(actions(brain, observations), expected)
         genome[:] = genome_before
+
+
+def test_a_batch_part_that_keeps_its_slice_shares_no_memory_with_the_genomes() -> None:
+    """The same rule for the batch brain of the lockstep handlers: ``build_batch`` hands each
+    part a copy of its columns, so rewriting the (P, G) genome array changes nothing."""
+    template = composed_template()
+    assert template.supports_batch
+    rng = np.random.default_rng(3)
+    genomes, others = rng.normal(0.0, 0.7, (2, 5, template.genome_size))
+    observations = rng.uniform(-1.0, 1.0, (20, 5, 4))
+    expected_brain = template.build_batch(genomes.copy())
+    expected_brain.reset([np.random.default_rng(i) for i in range(5)])
+    expected = [expected_brain.step(observation) for observation in observations]
+    brain = template.build_batch(genomes)
+    assert not np.shares_memory(brain.parts[1].weights, genomes)
+    genomes[:] = others
+    brain.reset([np.random.default_rng(i) for i in range(5)])
+    for observation, want in zip(observations, expected, strict=True):
+        np.testing.assert_array_equal(brain.step(observation), want)
