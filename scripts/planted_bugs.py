@@ -231,7 +231,8 @@ def copy_tree(destination: Path) -> None:
 
 
 def run_tests(copy: Path, tests: tuple[str, ...], fast: bool, timeout: float) -> tuple[int, str]:
-    """pytest's exit code on ``tests`` in ``copy`` (``-x``: the first failure is enough)."""
+    """pytest's exit code on ``tests`` in ``copy`` (``-x``: the first failure is enough) and
+    its summary line, preceded by the failed tests' ids."""
     command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests]
     if fast:
         command += ["-m", "not slow"]
@@ -243,7 +244,9 @@ def run_tests(copy: Path, tests: tuple[str, ...], fast: bool, timeout: float) ->
     except subprocess.TimeoutExpired:
         return -1, "timed out"
     lines = [line for line in done.stdout.splitlines() if line.strip()]
-    return done.returncode, lines[-1] if lines else done.stderr.strip()[-200:]
+    failed = [line.split(" - ")[0] for line in lines if line.startswith(("FAILED", "ERROR"))]
+    last = lines[-1] if lines else done.stderr.strip()[-200:]
+    return done.returncode, "; ".join([*failed, last])
 
 
 def main(argv: list[str] | None = None) -> int:
