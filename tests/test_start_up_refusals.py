@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import installed, nsga2_config, qd_config, small_config
+from helpers import nsga2_config, qd_config, require, small_config
 
 CARTPOLE = Path(__file__).resolve().parents[1] / "configs" / "cartpole.json"
 
@@ -208,8 +208,7 @@ def test_an_info_key_missing_from_the_final_info_is_refused_at_start_up(tmp_path
 
 
 def test_nsga2_on_the_jax_handler_names_optimizer_objectives(tmp_path: Path) -> None:
-    if not installed("jax"):
-        pytest.skip("needs the jax extra")
+    require("jax")
     config = write_config(tmp_path, nsga2_config())
     line = refused([str(config), "--handler", "jax", "--out", "run"], tmp_path)
     assert "error: optimizer.objectives: the JAX path computes no per-episode measures" in line
