@@ -23,11 +23,14 @@ traceback goes to ``failure.txt`` in the run directory.
 from __future__ import annotations
 
 import argparse
+import copy
 import shutil
 import sys
 import traceback
 from pathlib import Path
 
+from neuro_evolution.brains.composed import ComposedTemplate
+from neuro_evolution.brains.conv import ConvTemplate
 from neuro_evolution.cli import (
     EXIT_FAILED,
     ArgumentParser,
@@ -44,13 +47,14 @@ from neuro_evolution.cli import (
 from neuro_evolution.config.tree import load_config
 from neuro_evolution.evaluation.handlers.base import handler_names
 from neuro_evolution.evaluation.handlers.options import option_path
+from neuro_evolution.evaluation.wave_check import check_planned_waves, lockstep_chunks
 from neuro_evolution.run.checkpoint import TrainingStopped, checkpointer_of, install_checkpoints
 from neuro_evolution.run.directory import new_run_directory
 from neuro_evolution.run.experiment import Experiment
 from neuro_evolution.run.resume import resume_experiment
 from neuro_evolution.run.summary import RunSummary
 from neuro_evolution.support.atomic import atomic_write_text
-from neuro_evolution.support.console import plural
+from neuro_evolution.support.console import plural, warning
 from neuro_evolution.support.errors import ConfigError, HandlerStartError
 
 PROGRAM = "neuro_evolution.train"
@@ -93,6 +97,40 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         parser.error("give exactly one of CONFIG (a new run) or --resume RUN_DIR (continue a run)")
     if args.resume is not None and args.out is not None:
         parser.error("--out cannot be used with --resume: a run continues in its own directory")
+
+
+def conv_on_vector_line(experiment: Experiment) -> str | None:
+    """A warning for a conv front end whose k x k kernels (k > 1) see a vector observation as
+    a one-row image: all rows but the middle one of every kernel see only padding."""
+    template = experiment.template
+    first = template.parts[0] if isinstance(template, ComposedTemplate) else template
+    if not isinstance(first, ConvTemplate) or first.image_shape[0] != 1:
+        return None
+    kernel = first.config.layers[0].kernel if first.config.layers else 1
+    if kernel <= 1:
+        return None
+    return (
+        f"brain: a conv front end on the observation of {experiment.config.environment.label}"
+        f" (a 1 x {first.image_shape[1]} image: a vector) gives its {kernel} x {kernel} kernels "
+        "only padding above and below it; conv is for (H, W, C) images, FFNN or CTRNN for "
+        "vectors"
+    )
+
+
+def check_start_up(experiment: Experiment) -> None:
+    """Refuse before any worker starts or anything is written what needs only the config, the
+    env's spaces and the machine (a lockstep wave that cannot fit in memory), and warn about
+    what is legal but most likely not meant (conv kernels over a vector)."""
+    config = experiment.config
+    line = conv_on_vector_line(experiment)
+    if line is not None:
+        warning(line, PROGRAM)
+    if lockstep_chunks(config.evaluation) is None:
+        return
+    asked = len(copy.deepcopy(experiment.optimizer).ask())  # a copy: the run's state is untouched
+    batch = max(asked, int(getattr(config.optimizer, "asked_size", 0)))
+    episodes = config.validation.episodes if config.validation is not None else 0
+    check_planned_waves(experiment.template, experiment.spec, config.evaluation, batch, episodes)
 
 
 def start_workers(experiment: Experiment) -> None:
@@ -218,6 +256,27 @@ def run_to_end(experiment: Experiment, request: StopRequest, run_dir: Path) -> i
     return 0
 
 
+def finished_line(experiment: Experiment, run_dir: Path) -> str:
+    """Why a resumed run has nothing left to do, and the option that continues it."""
+    generation, total, solved = (
+        experiment.generation,
+        experiment.config.number_generations,
+        experiment.solved,
+    )
+    if generation < total and solved is not None and solved.validation_mean is not None:
+        target = experiment.config.validation.target if experiment.config.validation else None
+        return (
+            f"{run_dir}: the run stopped after generation {generation} because its validation "
+            f"mean {solved.validation_mean:.6g} reached the target {target:g} (generation "
+            f"{solved.generation + 1}); pass --generations N (N > {generation}) to train on "
+            "past the target"
+        )
+    return (
+        f"{run_dir}: the run already finished its {total} generations; pass "
+        f"--generations N (N > {total}) to extend it"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     parser = build_parser()
@@ -230,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         experiment = Experiment(config, quiet=args.quiet)  # validates, builds, dry-runs
         run_dir = None
         try:
+            check_start_up(experiment)
             start_workers(experiment)  # before anything is written: a failure leaves nothing
             run_dir = new_run_directory(args.config, args.out)
             experiment.attach_run_directory(run_dir)
@@ -255,13 +315,17 @@ def main(argv: list[str] | None = None) -> int:
                 should_stop=request.requested,
             )
         total = experiment.config.number_generations
+        if args.generations is not None and args.generations > experiment.generation:
+            experiment.train_past_target = True  # asked for more: a solved run trains on
         if experiment.done:
             experiment.close()
-            print(
-                f"{run_dir}: the run already finished its {total} generations; pass "
-                f"--generations N (N > {total}) to extend it"
-            )
+            print(finished_line(experiment, run_dir))
             return 0
+        try:
+            check_start_up(experiment)
+        except BaseException:
+            experiment.close()
+            raise
         start_workers(experiment)
         if not args.quiet:
             print(f"resuming {run_dir} at generation {experiment.generation} of {total}")

@@ -17,6 +17,7 @@ from neuro_evolution import train
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.envs import double_pole_physics as physics
 from neuro_evolution.envs.double_pole import DoublePoleEnv
+from neuro_evolution.envs.double_pole_task import damping_fitness
 from neuro_evolution.envs.double_pole_vector import DoublePoleVectorEnv
 from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
@@ -233,6 +234,68 @@ def test_a_generalization_episode_returns_one_if_balanced_for_1000_steps_else_ze
     assert {total for total, _ in results} == {0.0, 1.0}
     for total, steps in results:
         assert (total == 1.0) == (steps == 1000)
+
+
+def failing_next(state: np.ndarray) -> np.ndarray:
+    """A state from which the next step fails: the cart at the track's edge, moving out."""
+    state = state.copy()
+    state[0], state[1] = 2.399, 3.0
+    return state
+
+
+def balance_then_fail_at(env: DoublePoleEnv, seed: int, last_step: int) -> tuple[list, bool]:
+    """Rewards of an episode balanced by the controller for ``last_step - 1`` steps that fails
+    on step ``last_step`` (the state is moved to the track's edge just before it)."""
+    env.reset(seed=seed)
+    rewards, terminated = [], False
+    for step in range(1, last_step + 1):
+        if step == last_step:
+            env.carts.state[:, 0] = failing_next(env.state)
+        _, reward, terminated, truncated, _ = env.step(np.array([controller(env.state)]))
+        rewards.append(reward)
+        if terminated or truncated:
+            break
+    return rewards, terminated
+
+
+def test_a_cart_that_falls_at_step_1000_fails_the_generalization_test():
+    """Gruau et al. 1996 (and Gomez et al. 2008, Sec. 5.5.2): a start state counts as solved
+    only when the poles stay *balanced* for 1000 steps. An episode that runs 1000 steps but falls
+    on the 1000th has 999 balanced steps: it returns 0, the same state balanced throughout 1."""
+    env = DoublePoleEnv(markov=True)
+    seed = TRAINING_SEED_LIMIT + 312  # a grid state the controller balances
+    assert run_episode(env, seed)[:2] == (1.0, 1000)
+    rewards, terminated = balance_then_fail_at(env, seed, 1000)
+    assert len(rewards) == 1000 and terminated and int(env.carts.balanced[0]) == 999
+    assert sum(rewards) == 0.0
+    vector = DoublePoleVectorEnv(num_envs=2, markov=True)  # the lockstep path: same rule
+    vector.reset(seed=[seed, seed])
+    total = np.zeros(2)
+    for step in range(1, 1001):
+        if step == 1000:
+            vector.carts.state[:, 1] = failing_next(vector.carts.state[:, 1])
+        state = vector.carts.state.T
+        _, reward, terminated, truncated, _ = vector.step(-(state @ GAINS))
+        total += reward
+    assert total.tolist() == [1.0, 0.0] and terminated.tolist() == [False, True]
+
+
+def test_damping_fitness_pays_f2_from_exactly_100_balanced_steps():
+    """Gruau, Whitley & Pyeatt 1996 (as given by Gomez et al. 2008, Sec. 5.5.2): f2 = 0 for
+    t < 100, else 0.75 / (the sum over the last 100 balanced states). So t = 100 already pays f2,
+    t = 99 does not."""
+    assert damping_fitness(99, 4.0, 1000) == 0.1 * 99 / 1000
+    assert damping_fitness(100, 4.0, 1000) == 0.1 * 100 / 1000 + 0.9 * 0.75 / 4.0
+    env = DoublePoleEnv(markov=False)
+    for last_step, pays_f2 in ((101, True), (100, False)):
+        rewards, terminated = balance_then_fail_at(env, 5, last_step)
+        assert terminated and len(rewards) == last_step
+        balanced = last_step - 1
+        f1 = 0.1 * balanced / 1000
+        if pays_f2:
+            assert rewards[-1] > f1 + 0.9 * 0.75 / 1000  # f2 paid (a jiggle far below 1000)
+        else:
+            assert rewards[-1] == pytest.approx(f1, rel=1e-12)
 
 
 def test_the_long_test_returns_the_balanced_fraction_of_its_steps():

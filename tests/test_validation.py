@@ -209,9 +209,9 @@ def test_reaching_the_target_stops_the_run_and_reports_time_and_steps(
     assert f"after generation {len(log)}" in out and "solved: validation mean" in out
     assert f"{log[-1]['env_steps_total']} env steps" in out
     assert "best fitness" not in out
-    # Resuming a solved run trains no more.
+    # Resuming a solved run trains no more unless --generations asks for more.
     assert train.main(["--resume", str(run_dir), "--quiet"]) == 0
-    assert "already finished" in capsys.readouterr().out
+    assert f"stopped after generation {len(log)} because" in capsys.readouterr().out
     assert len(read_log(run_dir / "log.csv")) == len(log)
 
 

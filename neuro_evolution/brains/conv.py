@@ -2,7 +2,9 @@
 
 The observation is an image (H, W, C): a Box of shape (H, W, C) as it is (e.g. RGB, or frames
 stacked along C), (H, W) as grayscale (C = 1); a vector Box (n,) or a one-hot Discrete(n) is a
-1 x n single-channel image. Every value is multiplied by ``input_scale`` first. Layer l computes
+1 x n single-channel image (``train`` warns then: k x k kernels, k > 1, see only padding above
+and below that one row; FFNN or CTRNN suit vectors). Every value is multiplied by
+``input_scale`` first. Layer l computes
 
     x ← act(conv(x, K_l, stride_l, padding_l) + b_l)          (zero padding on every side)
     x ← pool(x)                                               (max or average, when asked)

@@ -335,14 +335,25 @@ class EpisodeRunner:
 
     def dry_run(self, template: BrainTemplate) -> None:
         """One reset, one brain step and one env step with a zero genome: fail early on mismatch."""
-        brain = template.build(np.zeros(template.genome_size))
+        name = template.config.type_name()
+        try:
+            brain = template.build(np.zeros(template.genome_size))
+        except (ValueError, IndexError, TypeError) as error:  # e.g. fill reads more genes
+            detail = str(error).splitlines()[0] if str(error) else ""
+            raise ConfigError(
+                "brain",
+                f"a {name} brain cannot be built from a genome of its genome_size "
+                f"({template.genome_size} genes): {type(error).__name__}: {detail}; the "
+                "template's genome_size must be the number of genes its fill reads",
+            ) from None
         observation, _ = self.env.reset(seed=0)
         brain.reset(np.random.default_rng(0))
         action = brain.step(observation)
         if not self.env.action_space.contains(action):
-            raise ValueError(
-                f"brain {template.config.type_name()} produced {action!r}, which is not in the "
-                f"action space {self.env.action_space} of {self.spec.environment.label}"
+            raise ConfigError(
+                "brain",
+                f"brain {name} produced {action!r}, which is not in the action space "
+                f"{self.env.action_space} of {self.spec.environment.label}",
             )
         self.env.step(action)
 

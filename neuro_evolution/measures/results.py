@@ -10,6 +10,7 @@ import numpy as np
 
 from neuro_evolution.core.schema import ConfigError, join
 from neuro_evolution.measures.base import MeasureConfig, check_against_spaces
+from neuro_evolution.measures.info_keys import check_final_info_keys
 
 if TYPE_CHECKING:  # the episode loops import this package's base: results are only typed here
     from neuro_evolution.evaluation.episode import EvaluationResult
@@ -38,6 +39,7 @@ def check_step_measures(
     """Reward indices and per-step info keys of ``measures`` exist in one step of ``env`` (a
     reset with seed 0 and a sampled action): a one-line ConfigError on ``path[i].index`` or
     ``.key`` at start-up otherwise, not an error inside a worker later."""
+    check_final_info_keys(measures, env, path)  # reduce last: the key of the final info dict
     per_step = [
         (position, measure)
         for position, measure in enumerate(measures)

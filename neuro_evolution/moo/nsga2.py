@@ -45,6 +45,7 @@ from neuro_evolution.moo.objectives import (
     ObjectiveConfig,
     check_objectives,
     front_hypervolume,
+    raw_values,
     record_scaler,
     senses,
     survivor_records,
@@ -60,6 +61,7 @@ from neuro_evolution.moo.pareto import (
     checked_matrix,
     to_maximization,
 )
+from neuro_evolution.moo.reference_point import unbeaten_reference_line
 from neuro_evolution.optimizers.base import (
     OPTIMIZERS,
     Evaluations,
@@ -75,6 +77,7 @@ from neuro_evolution.optimizers.rng import (
     state_array,
     state_scalar,
 )
+from neuro_evolution.support.console import warning
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 NAME = "NSGA2"
@@ -180,6 +183,7 @@ class NSGA2(Optimizer):
         self._objective_count = 0  # set by the first tell
         self._genomes = np.zeros((0, genome_size))
         self._objectives = np.zeros((0, 0))
+        self._reference_warned = False  # optimizers/reference_point.py
         self._ranks = np.zeros(0, dtype=np.int64)
         self._crowding = np.zeros(0)
         self._provenance = survivor_records(0, 0)  # per survivor: seed, generation, scaler
@@ -220,9 +224,13 @@ class NSGA2(Optimizer):
         if not self.config.objectives or self.config.reference_point is None:
             return {}
         _, objectives = self.front()
-        return {
-            "hypervolume": front_hypervolume(objectives, self.config.reference_point, self.senses)
-        }
+        volume = front_hypervolume(objectives, self.config.reference_point, self.senses)
+        if volume == 0.0 and len(objectives) and not self._reference_warned:  # once per run
+            self._reference_warned = True
+            names = [objective.name for objective in self.config.objectives]
+            raw = raw_values(objectives, self.senses)
+            warning(unbeaten_reference_line(raw, self.config.reference_point, self.senses, names))
+        return {"hypervolume": volume}
 
     def center(self) -> np.ndarray | None:
         """With objectives: the front member best in ``candidate_objective`` (what the run

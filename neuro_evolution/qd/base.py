@@ -20,8 +20,10 @@ from neuro_evolution.optimizers.rng import (
 )
 from neuro_evolution.optimizers.shaping import checked_fitness
 from neuro_evolution.qd.archive import Archive
+from neuro_evolution.qd.bounds import bounds_missed
 from neuro_evolution.qd.descriptors import QdConfig
 from neuro_evolution.qd.files import ArchiveWriter
+from neuro_evolution.support.console import warning
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 
@@ -44,6 +46,7 @@ class QdOptimizer(Optimizer):
         self.generation = 0
         self._random = owned_generator(seed, GENERATOR_PURPOSE)
         self._asked: np.ndarray | None = None
+        self._bounds_warned: set[int] = set()  # descriptors warned about (qd/bounds.py)
 
     def keep_scalers(self, observation_size: int) -> None:
         """Keep each elite's observation scaler (``observation_size`` values wide)."""
@@ -101,6 +104,10 @@ class QdOptimizer(Optimizer):
         self._adapt(fitness, status, value)
         self._asked = None
         self.generation += 1
+        for index, message in bounds_missed(self.config.descriptors, measures, self.generation - 1):
+            if index not in self._bounds_warned:  # once per descriptor and run
+                self._bounds_warned.add(index)
+                warning(message)
 
     def _adapt(self, fitness: np.ndarray, status: np.ndarray, value: np.ndarray) -> None:
         """What the algorithm learns from one generation's insertion results."""

@@ -19,6 +19,8 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import os
+import tempfile
 import time
 import typing
 from collections.abc import Callable
@@ -39,6 +41,7 @@ from neuro_evolution.support.atomic import (
     atomic_write_text,
     load_npz,
 )
+from neuro_evolution.support.errors import UserError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,21 +96,57 @@ PLOT_FILE = "fitness.png"
 TEMPLATE_PREFIX = "template."
 
 
+def write_error(path: Path) -> OSError | None:
+    """None when this process can create a file in the directory ``path``, else the error (a
+    read-only file system, missing permission): a real probe file, as root passes every mode
+    check but not a read-only mount."""
+    try:
+        descriptor, probe = tempfile.mkstemp(prefix=".write-probe-", dir=path)
+    except OSError as error:
+        return error
+    os.close(descriptor)
+    os.unlink(probe)
+    return None
+
+
+def make_writable_directory(path: Path, what: str, advice: str) -> None:
+    """Create ``path`` and check it takes files; else remove what was made, one-line UserError."""
+    made = [parent for parent in (path, *path.parents) if not parent.exists()]
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UserError(f"{what}: cannot create {path} ({error.strerror}); {advice}") from None
+    unwritable = write_error(path)
+    if unwritable is not None:
+        for directory in made:  # innermost first
+            try:
+                directory.rmdir()
+            except OSError:
+                break
+        raise UserError(f"{what}: cannot write in {path} ({unwritable.strerror}); {advice}")
+
+
 def new_run_directory(config_path: str | Path | None, out: str | Path | None) -> Path:
-    """``out`` if given, else ``runs/<config-name>-<timestamp>`` (made unique); created empty."""
+    """``out`` if given, else ``runs/<config-name>-<timestamp>`` (made unique); created empty.
+    A directory this process cannot write in is one UserError naming it, and nothing is left."""
     if out is not None:
         path = Path(out)
         if path.exists() and any(path.iterdir()):
             raise FileExistsError(f"--out {path}: directory exists and is not empty")
-    else:
-        name = Path(config_path).stem if config_path else "run"
-        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-        path = Path("runs") / f"{name}-{stamp}"
-        suffix = 1
-        while path.exists():
-            suffix += 1
-            path = Path("runs") / f"{name}-{stamp}-{suffix}"
-    path.mkdir(parents=True, exist_ok=True)
+        make_writable_directory(path, "--out", "pass --out with a folder you can write in")
+        return path
+    name = Path(config_path).stem if config_path else "run"
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = Path("runs") / f"{name}-{stamp}"
+    suffix = 1
+    while path.exists():
+        suffix += 1
+        path = Path("runs") / f"{name}-{stamp}-{suffix}"
+    make_writable_directory(
+        path,
+        "runs/ (the default run folder, under the working directory)",
+        "run from a folder you can write in, or pass --out DIR",
+    )
     return path
 
 

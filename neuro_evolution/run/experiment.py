@@ -165,6 +165,7 @@ class Experiment:
         )
         self.novelty = NoveltyArchive(config.novelty) if config.novelty is not None else None
         self.generation = 0
+        self.train_past_target = False  # True: reaching validation.target does not end the run
         self.log: list[LogRow] = []
         self.elapsed_before = 0.0  # wall time of earlier sessions of this run (resume)
         self._owns_handler = handler is None
@@ -210,8 +211,10 @@ class Experiment:
 
     @property
     def done(self) -> bool:
-        """Whether ``number_generations`` generations have run or validation reached its target."""
-        return self.generation >= self.config.number_generations or self.solved is not None
+        """Whether ``number_generations`` generations have run or validation reached its target
+        (unless ``train_past_target``: a solved run extended with ``--generations``)."""
+        solved = self.solved is not None and not self.train_past_target
+        return self.generation >= self.config.number_generations or solved
 
     @property
     def solved(self) -> LogRow | None:

@@ -34,7 +34,7 @@ from neuro_evolution.run.checkpoint import (
     install_checkpoints,
     read_checkpoint,
 )
-from neuro_evolution.run.directory import CONFIG_FILE, LogRow
+from neuro_evolution.run.directory import CONFIG_FILE, LogRow, write_error
 from neuro_evolution.run.experiment import Experiment
 from neuro_evolution.run.status import (
     CONFIG_HASH_IGNORES,
@@ -194,6 +194,13 @@ def resume_experiment(
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise ResumeError(f"{run_dir}: no such run directory")
+    unwritable = write_error(run_dir)
+    if unwritable is not None:  # a run continues in its own directory: nothing would be saved
+        raise ResumeError(
+            f"{run_dir}: cannot write in the run directory ({unwritable.strerror}); make it "
+            "writable (e.g. remount read-write), or copy it to a writable folder and resume "
+            "the copy"
+        )
     status = read_status(run_dir)
     warn_about_versions(status)
     checkpoint, entries = load_latest_checkpoint(run_dir, status)

@@ -30,6 +30,7 @@ from neuro_evolution.cli import (
     stop_signals,
 )
 from neuro_evolution.evaluation.handlers import handler_names
+from neuro_evolution.run.directory import make_writable_directory
 from neuro_evolution.support.errors import USER_ERRORS, UserError
 from neuro_evolution.sweep.grid import (
     RunPlan,
@@ -143,6 +144,13 @@ def main(argv: list[str] | None = None) -> int:
             raise UserError(f"--parallel-runs must be >= 1, got {args.parallel_runs}")
         plans = plans_from_arguments(args)
         directory = args.out or Path("sweeps") / args.config.stem
+        make_writable_directory(  # before any worker starts: one line, nothing made
+            directory,
+            "--out"
+            if args.out
+            else "sweeps/ (the default sweep folder, under the working directory)",
+            "pass --out with a folder you can write in",
+        )
         section = plans[0].config.evaluation
         pool = make_pool(section, args.parallel_runs or max(2, 4 * section.worker_count))
         parallel = args.parallel_runs or max(2, 4 * pool.slots)

@@ -23,12 +23,14 @@ RETRY_SECONDS = 0.5  # pause between attempts to reach a lost scheduler
 CLOSE_SECONDS = 2.0  # at most this long to close a client whose scheduler is gone
 
 
-def call_interruptibly(make: Callable[[], T], name: str) -> T:
+def call_interruptibly(make: Callable[[], T], name: str, deadline: float | None = None) -> T:
     """``make()`` in a daemon thread while this thread waits in short, interruptible steps.
 
     ``distributed.Client(...)`` blocks in its constructor; interrupted there (Ctrl-C), it leaves a
     half-made client whose ``__del__`` waits up to a minute at exit. In a thread, a signal stops
-    the waiting caller at once, and the abandoned attempt dies with the process.
+    the waiting caller at once, and the abandoned attempt dies with the process. With a
+    ``deadline`` (``time.monotonic()``), waiting past it is a TimeoutError: a client's own
+    timeout does not bound its constructor's time.
     """
     box: dict[str, Any] = {}
 
@@ -41,6 +43,8 @@ def call_interruptibly(make: Callable[[], T], name: str) -> T:
     thread = threading.Thread(target=target, name=name, daemon=True)
     thread.start()
     while thread.is_alive():
+        if deadline is not None and time.monotonic() >= deadline:
+            raise TimeoutError(f"{name}: no answer before the deadline")
         thread.join(POLL_SECONDS)
     if "error" in box:
         raise box["error"]
@@ -126,7 +130,11 @@ def reconnect(
             raise TimeoutError(f"{describe} did not come back within {seconds:g} s")
         try:
             timeout = min(left, 10.0)
-            client = call_interruptibly(lambda: connect(timeout), "dask-reconnect")  # noqa: B023
+            client = call_interruptibly(
+                lambda: connect(timeout),  # noqa: B023
+                "dask-reconnect",
+                deadline,
+            )
             return client, max(0.0, deadline - time.monotonic())
         except (OSError, TimeoutError):
             time.sleep(min(RETRY_SECONDS, max(0.0, deadline - time.monotonic())))

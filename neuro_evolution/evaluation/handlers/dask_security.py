@@ -85,17 +85,42 @@ def check_plain(address: str, location: str) -> None:
         )
     host, port = parse_host_port(location)
     try:
-        with socket.create_connection((host, port), timeout=PROBE_SECONDS) as raw:
+        with connect(address, host, port) as raw:
             raw.settimeout(PLAIN_ANSWER_SECONDS)
             if raw.recv(1):
                 return  # a plain Dask scheduler greeted us
-    except OSError:  # unreachable, or silent: the client says which
+    except OSError:  # connected but silent: a TLS scheduler, checked below
         pass
     if speaks_tls(host, port):
         raise HandlerStartError(
             f"{option_path('scheduler')}: the scheduler at {address} speaks only TLS: use "
             f"tls://{location} and give the client its certificate ({DOCS})"
         )
+
+
+def connect(address: str, host: str, port: int) -> socket.socket:
+    """A TCP connection to the scheduler's port, or a HandlerStartError within
+    ``PROBE_SECONDS`` saying why there is none (nothing listening, unknown host, no answer):
+    the Dask client would retry for its whole connect timeout."""
+    where = f"{option_path('scheduler')}: cannot reach the Dask scheduler at {address}"
+    fix = "start one with `dask scheduler`, or leave scheduler unset to use a LocalCluster"
+    try:
+        return socket.create_connection((host, port), timeout=PROBE_SECONDS)
+    except ConnectionRefusedError:
+        raise HandlerStartError(
+            f"{where}: nothing listens there (connection refused); {fix}"
+        ) from None
+    except socket.gaierror:
+        raise HandlerStartError(
+            f"{where}: the host {host!r} is unknown; check the address"
+        ) from None
+    except TimeoutError:
+        raise HandlerStartError(
+            f"{where}: no answer within {PROBE_SECONDS:g} s (a host that is down, or a "
+            f"firewall); check the address, or {fix}"
+        ) from None
+    except OSError as error:
+        raise HandlerStartError(f"{where}: {error.strerror or error}; {fix}") from None
 
 
 def speaks_tls(host: str, port: int) -> bool:
@@ -163,7 +188,7 @@ def handshake(
     """One TLS handshake and the scheduler's first byte: failures become one line."""
     try:
         with (
-            socket.create_connection((host, port), timeout=PROBE_SECONDS) as raw,
+            connect(address, host, port) as raw,
             context.wrap_socket(raw) as tls,
         ):
             tls.recv(1)  # a refused client certificate arrives as an alert here
@@ -185,5 +210,5 @@ def handshake(
                 f"certificate {cert} ({reason.lower().replace('_', ' ')}): give one signed by "
                 "the CA the cluster trusts"
             ) from None
-    except OSError:  # unreachable: the client says so in its own words
+    except OSError:  # anything else: the client says so in its own words
         pass

@@ -66,9 +66,13 @@ class JaxWorkerState:
                 "another evaluation handler",
             )
         if spec.measures:
+            # objectives (NSGA2) carry a sense, QD descriptors do not
+            objectives = all(hasattr(measure, "sense") for measure in spec.measures)
+            field = "objectives" if objectives else "descriptors"
+            what = "NSGA2 objectives" if objectives else "QD descriptors"
             raise ConfigError(
-                "optimizer.descriptors",
-                "the JAX path computes no per-episode measures (QD descriptors); use the "
+                f"optimizer.{field}",
+                f"the JAX path computes no per-episode measures ({what}); use the "
                 "sequential, mp, dask or vectorized handler",
             )
         self.template, self.spec, self.precision = template, spec, precision

@@ -30,6 +30,7 @@ from neuro_evolution.evaluation.episode import (
 )
 from neuro_evolution.evaluation.handlers.base import WorkerState
 from neuro_evolution.evaluation.handlers.options import option_path
+from neuro_evolution.evaluation.handlers.orphans import exit_when_parent_dies
 
 
 class ChunkEvaluator(Protocol):
@@ -133,6 +134,7 @@ def init_process(
     # A forked worker inherits the parent's SIGTERM handler (train's stop request); the pool
     # ends its workers with SIGTERM, which must end them.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    exit_when_parent_dies()  # no orphans when the main process is killed
     if niceness:
         os.nice(niceness)
     # multiprocessing children leave through os._exit (atexit does not run); Finalize does.

@@ -1,0 +1,312 @@
+"""Plant small deliberate bugs one at a time and see whether the tests catch them.
+
+Each mutation is an exact-string replacement in one file of the package: a flipped comparison,
+a dropped term, a reversed order, each breaking one behaviour the README claims. For each, a
+scratch copy of the repository (package, tests, configs, docs) gets that one change, and the test
+files that guard the behaviour run against the copy (``PYTHONPATH`` and the working directory are
+the copy, so workers and subprocesses import the mutated package). A mutation is *caught* when
+pytest fails, and *survives* when every test passes. The original string of every mutation must
+occur exactly once in its file; the script refuses to start otherwise, so no mutation can
+silently become a no-op when the code it targets moves.
+
+    python scripts/planted_bugs.py                   # every mutation (tens of minutes)
+    python scripts/planted_bugs.py --list            # names, files and test files only
+    python scripts/planted_bugs.py --only cma-es-restart-keeps-covariance composed-fill-view
+    python scripts/planted_bugs.py --fast            # leave out tests marked slow
+
+First the listed test files run once unmutated (``--no-baseline`` skips it): a mutation is only
+meaningful against tests that pass. Extend the list with each feature.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COPIED = ("neuro_evolution", "tests", "configs", "docs", "scripts", "pyproject.toml", "README.md")
+IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "runs", "sweeps")
+PACKAGE = "neuro_evolution/"
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutation:
+    """One planted bug: ``original`` becomes ``replacement`` in ``path``; ``tests`` guard it."""
+
+    name: str
+    claim: str  # the behaviour (README / design) the bug breaks
+    path: str  # relative to the package folder
+    original: str
+    replacement: str
+    tests: tuple[str, ...]
+
+
+def m(name: str, claim: str, path: str, original: str, replacement: str, *tests: str) -> Mutation:
+    return Mutation(name, claim, path, original, replacement, tuple(f"tests/{t}" for t in tests))
+
+
+# fmt: off
+MUTATIONS: tuple[Mutation, ...] = (
+    # --- brains ------------------------------------------------------------------------------
+    m("composed-fill-view", "copy-then-fill: a composed brain owns its weights",
+      "brains/composed.py", "part.fill(own, genome[piece].copy())", "part.fill(own, genome[piece])",
+      "test_rules_composed_fill.py", "test_composed.py"),
+    m("composed-batch-view", "copy-then-fill for batch brains",
+      "brains/composed.py", "part.build_batch(genomes[:, piece].copy())",
+      "part.build_batch(genomes[:, piece])", "test_rules_composed_fill.py", "test_composed.py"),
+    # --- double pole -------------------------------------------------------------------------
+    m("double-pole-generalization-counts-steps", "solved = balanced 1000 steps (Gruau et al.)",
+      "envs/double_pole_task.py", "return 1.0 if balanced == GENERALIZATION_STEPS else 0.0",
+      "return 1.0 if int(self.steps[lane]) == GENERALIZATION_STEPS else 0.0",
+      "test_double_pole.py"),
+    m("double-pole-damping-boundary", "f2 = 0 only for t < 100 (Gruau et al. 1996)",
+      "envs/double_pole_task.py", "f2 = 0.0 if balanced < DAMPING_WINDOW else",
+      "f2 = 0.0 if balanced <= DAMPING_WINDOW else", "test_double_pole.py"),
+    m("double-pole-damping-weights", "0.1 f1 + 0.9 f2",
+      "envs/double_pole_task.py", "return 0.1 * f1 + 0.9 * f2", "return 0.9 * f1 + 0.1 * f2",
+      "test_double_pole.py"),
+    # --- optimizers ----------------------------------------------------------------------------
+    m("cma-es-restart-keeps-covariance", "a CMA-ES restart starts from C = I (Hansen)",
+      "optimizers/cma_common.py",
+      "        self._fresh_distribution()\n        self._reset_covariance()\n        self.restarts",
+      "        self._fresh_distribution()\n        self.restarts",
+      "test_rules_optimizers.py", "test_cma_es.py"),
+    m("cma-es-best-is-worst", "CMA-ES selects the mu best",
+      "optimizers/cma_common.py", 'best = np.argsort(-fitness, kind="stable")[: p.mu]',
+      'best = np.argsort(fitness, kind="stable")[: p.mu]', "test_cma_es.py"),
+    m("centered-ranks-off-by-one", "centered ranks span [-0.5, 0.5]",
+      "optimizers/shaping.py", "return ranks / (len(ranks) - 1) - 0.5",
+      "return ranks / len(ranks) - 0.5", "test_optimizers.py", "test_gaussian_optimizers.py"),
+    m("clipup-no-speed-limit", "ClipUp clips the speed to max_speed",
+      "optimizers/gaussian.py", "if speed > self.max_speed:", "if speed > 10 * self.max_speed:",
+      "test_gaussian_optimizers.py", "test_optimizers.py"),
+    m("openai-es-weight-decay-sign", "OpenAI-ES L2 decay pulls the center towards 0",
+      "optimizers/openai_es.py", "- decay * center", "+ decay * center",
+      "test_gaussian_optimizers.py", "test_optimizers.py"),
+    m("resume-drops-generator", "resume is bit-identical (optimizer generator restored)",
+      "optimizers/gaussian.py", '        generator_load_state(self._rng, state, "generator")\n',
+      "", "test_optimizer_contract.py", "test_gaussian_optimizers.py"),
+    # --- QD ------------------------------------------------------------------------------------
+    m("cma-me-order-as-rank", "CMA-ME ranks samples by the improvement ranking (Fontaine 2020)",
+      "qd/cma_me.py",
+      "ranked[order] = -np.arange(batch, dtype=np.float64)",
+      "ranked[:] = -order.astype(np.float64)",
+      "test_rules_optimizers.py", "test_qd_archive.py"),
+    m("cma-me-restart-at-best", "CMA-ME restarts at a uniformly drawn elite (Fontaine 2020)",
+      "qd/cma_me.py", "mean = self.archive.genomes[cells[self._random.integers(len(cells))]]",
+      "mean = self.archive.genomes[self.archive.best_cell()]",
+      "test_rules_optimizers.py", "test_qd_archive.py"),
+    m("archive-replaces-on-tie", "an elite is replaced only by a better one",
+      "qd/archive.py", "if f <= self.fitness[cell]:", "if f < self.fitness[cell]:",
+      "test_rules_claims.py", "test_qd_archive.py"),
+    # --- NSGA-II -------------------------------------------------------------------------------
+    m("nsga2-weak-dominance", "dominance: >= everywhere and > somewhere (Deb et al. 2002)",
+      "optimizers/pareto.py", "better = (rows > matrix[None, :, :]).any(axis=2)",
+      "better = (rows >= matrix[None, :, :]).any(axis=2)", "test_pareto.py", "test_nsga2.py"),
+    m("nsga2-crowding-no-extremes", "crowding: boundary rows get infinity",
+      "optimizers/pareto.py", "distance[order[0]] = distance[order[-1]] = np.inf",
+      "distance[order[0]] = distance[order[-1]] = 0.0", "test_pareto.py", "test_nsga2.py"),
+    m("hypervolume-counts-partial-beaters", "only rows beating the reference everywhere count",
+      "optimizers/pareto.py", "gains = gains[(gains > 0).all(axis=1)]",
+      "gains = gains[(gains > 0).any(axis=1)]", "test_pareto.py"),
+    # --- normalization -------------------------------------------------------------------------
+    m("statistics-merge-reversed", "observation statistics merge in submission order",
+      "normalization.py", "for stats in per_evaluation:", "for stats in reversed(per_evaluation):",
+      "test_rules_optimizers.py", "test_normalization.py"),
+    m("experiment-merge-reversed", "a generation's statistics merge in submission order",
+      "run/experiment.py", "merge([r.observation_stats for r in results])",
+      "merge([r.observation_stats for r in reversed(results)])", "test_rules_optimizers.py"),
+    m("normalization-epsilon-outside-sqrt", "scale = 1 / sqrt(var + epsilon)",
+      "normalization.py", "scale = 1.0 / np.sqrt(variance + self.config.epsilon)",
+      "scale = 1.0 / (np.sqrt(variance) + self.config.epsilon)", "test_rules_claims.py",
+      "test_normalization.py"),
+    # --- seeds, validation, handlers, resume ---------------------------------------------------
+    m("validation-seeds-not-held-out", "validation seeds are >= 2**32, disjoint from training",
+      "support/seeds.py", "first = TRAINING_SEED_LIMIT + int(sequence.generate_state(1)[0])",
+      "first = int(sequence.generate_state(1)[0])", "test_seeds.py", "test_validation.py"),
+    m("solved-strictly-above-target", "solved: validation mean >= target (equal counts)",
+      "run/validation.py", "and mean >= target", "and mean > target", "test_validation.py"),
+    m("pool-results-out-of-order", "handlers identical: results in submission order",
+      "evaluation/handlers/pool.py",
+      "return [result for chunk in self.chunks for result in chunk or ()]",
+      "return [result for chunk in self.chunks[::-1] for result in chunk or ()]",
+      "test_handlers_identical.py", "test_handler_mp.py"),
+    m("workers-outlive-parent", "mp workers exit when the main process is killed",
+      "evaluation/handlers/worker.py", "    exit_when_parent_dies()  # no orphans",
+      "    pass  # no", "test_orphaned_workers.py"),
+    m("wave-checked-only-at-generation-0", "a wave that cannot fit is refused at start-up",
+      "evaluation/wave_check.py", "        check_wave_memory(lanes, lane_bytes, what)",
+      "        pass", "test_start_up_refusals.py"),
+    m("run-directory-write-unchecked", "a read-only --out is one line, nothing written",
+      "run/directory.py", "    unwritable = write_error(path)\n", "    unwritable = None\n",
+      "test_start_up_refusals.py"),
+    m("resume-write-unchecked", "resume in a read-only run directory is one line",
+      "run/resume.py", "    unwritable = write_error(run_dir)\n", "    unwritable = None\n",
+      "test_start_up_refusals.py"),
+    m("final-info-key-unchecked", "an info key reduced with last is checked at start-up",
+      "evaluation/measure_results.py", "    check_final_info_keys(measures, env, path)",
+      "    pass", "test_start_up_refusals.py"),
+    m("solved-run-cannot-be-extended", "--generations N extends a run that reached its target",
+      "train.py", "experiment.train_past_target = True  # asked for more",
+      "pass  # asked for more", "test_resume_solved.py"),
+    m("descriptor-bounds-silent", "descriptor bounds no value reaches are warned about",
+      "qd/bounds.py", "        if outside.all():", "        if outside.all() and False:",
+      "test_result_warnings.py"),
+    m("reference-point-silent", "a reference point nobody beats is warned about",
+      "optimizers/nsga2.py", "if volume == 0.0 and len(objectives)",
+      "if volume < 0.0 and len(objectives)", "test_result_warnings.py"),
+    m("conv-on-vector-silent", "conv kernels over a vector observation are warned about",
+      "train.py", "first.image_shape[0] != 1", "first.image_shape[0] != 0",
+      "test_result_warnings.py"),
+    m("jax-names-descriptors-for-objectives", "NSGA2 on jax is refused naming objectives",
+      "evaluation/handlers/jax.py", 'field = "objectives" if objectives else "descriptors"',
+      'field = "descriptors"', "test_start_up_refusals.py"),
+    m("dask-refused-address-waits", "an address where nothing listens is refused at once",
+      "evaluation/handlers/dask_security.py",
+      "        with connect(address, host, port) as raw:\n            raw.settimeout",
+      "        with socket.create_connection((host, port), timeout=PROBE_SECONDS) as raw:\n"
+      "            raw.settimeout", "test_dask_waits.py"),
+    m("episode-seed-from-wrong-episode", "episode seeds derive from (base seed, episode)",
+      "support/seeds.py", "return _word([int(base_seed), episode])",
+      "return _word([int(base_seed), 0])", "test_seeds.py", "test_handlers_identical.py"),
+    m("max-steps-penalty-dropped", "a cut episode loses max_steps_penalty",
+      "evaluation/episode.py", "(episode.episode_return - self.max_steps_penalty * cut)",
+      "(episode.episode_return + 0.0 * cut)", "test_episode.py", "test_vectorized.py"),
+    m("resume-accepts-changed-config", "a changed config is refused on resume",
+      "run/resume.py", "and old.get(key) != new.get(key)", "and False",
+      "test_checkpoint.py", "test_resume.py"),
+    m("novelty-counts-itself", "an individual is not its own neighbour",
+      "novelty.py", "np.fill_diagonal(within, np.inf)", "np.fill_diagonal(within, 0.0)",
+      "test_novelty.py"),
+    m("hall-of-fame-worst-first", "the hall of fame keeps the best genomes",
+      "hall_of_fame.py", 'order = np.argsort(-all_fitness, kind="stable")',
+      'order = np.argsort(all_fitness, kind="stable")', "test_rules_claims.py",
+      "test_checkpoint.py"),
+)
+# fmt: on
+
+
+def check_mutations(mutations: tuple[Mutation, ...], root: Path) -> None:
+    """Every original occurs exactly once in its file, and every test file exists."""
+    problems = []
+    for mutation in mutations:
+        path = root / PACKAGE / mutation.path
+        if not path.is_file():
+            problems.append(f"{mutation.name}: {path} does not exist")
+            continue
+        count = path.read_text().count(mutation.original)
+        if count != 1:
+            problems.append(
+                f"{mutation.name}: the original string occurs {count} times in {path}, not once"
+            )
+        problems += [
+            f"{mutation.name}: test file {test} does not exist"
+            for test in mutation.tests
+            if not (root / test).is_file()
+        ]
+    names = [mutation.name for mutation in mutations]
+    problems += [
+        f"{name}: listed twice" for name in sorted({n for n in names if names.count(n) > 1})
+    ]
+    if problems:
+        raise SystemExit(
+            "planted_bugs: error: " + "\n  ".join(["mutation list is stale:", *problems])
+        )
+
+
+def copy_tree(destination: Path) -> None:
+    for name in COPIED:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, destination / name, ignore=IGNORED)
+        elif source.is_file():
+            shutil.copy2(source, destination / name)
+
+
+def run_tests(copy: Path, tests: tuple[str, ...], fast: bool, timeout: float) -> tuple[int, str]:
+    """pytest's exit code on ``tests`` in ``copy`` (``-x``: the first failure is enough) and
+    its summary line, preceded by the failed tests' ids."""
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests]
+    if fast:
+        command += ["-m", "not slow"]
+    environment = {**os.environ, "PYTHONPATH": str(copy), "MPLBACKEND": "Agg",
+                   "SDL_VIDEODRIVER": "dummy"}  # fmt: skip
+    try:
+        done = subprocess.run(command, cwd=copy, env=environment, capture_output=True,
+                              text=True, timeout=timeout)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return -1, "timed out"
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    failed = [line.split(" - ")[0] for line in lines if line.startswith(("FAILED", "ERROR"))]
+    last = lines[-1] if lines else done.stderr.strip()[-200:]
+    return done.returncode, "; ".join([*failed, last])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these mutations")
+    parser.add_argument("--list", action="store_true", help="list the mutations and exit")
+    parser.add_argument("--fast", action="store_true", help='pytest -m "not slow"')
+    parser.add_argument("--no-baseline", action="store_true", help="skip the unmutated run")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per pytest run")
+    args = parser.parse_args(argv)
+    check_mutations(MUTATIONS, ROOT)
+    chosen = MUTATIONS
+    if args.only:
+        unknown = sorted(set(args.only) - {mutation.name for mutation in MUTATIONS})
+        if unknown:
+            parser.error(f"unknown mutation(s): {', '.join(unknown)} (see --list)")
+        chosen = tuple(mutation for mutation in MUTATIONS if mutation.name in args.only)
+    if args.list:
+        for mutation in chosen:
+            print(
+                f"{mutation.name}: {mutation.path} -- {mutation.claim} [{' '.join(mutation.tests)}]"
+            )
+        return 0
+    with tempfile.TemporaryDirectory(prefix="planted-bugs-") as scratch:
+        copy = Path(scratch)
+        copy_tree(copy)
+        if not args.no_baseline:
+            tests = tuple(sorted({test for mutation in chosen for test in mutation.tests}))
+            code, last = run_tests(copy, tests, args.fast, args.timeout)
+            print(f"baseline (unmutated): {'pass' if code == 0 else 'FAIL'}: {last}", flush=True)
+            if code != 0:
+                print("planted_bugs: error: the tests fail without a mutation; fix that first")
+                return 1
+        survivors, errors = [], []
+        for mutation in chosen:
+            target = copy / PACKAGE / mutation.path
+            original = target.read_text()
+            target.write_text(original.replace(mutation.original, mutation.replacement, 1))
+            started = time.perf_counter()
+            try:
+                code, last = run_tests(copy, mutation.tests, args.fast, args.timeout)
+            finally:
+                target.write_text(original)
+            seconds = time.perf_counter() - started
+            if code == 1:
+                verdict = "caught"
+            elif code == 0:
+                verdict = "SURVIVED"
+                survivors.append(mutation)
+            else:  # 2-5: interrupted, internal or usage error, nothing collected; -1: timeout
+                verdict = f"ERROR (pytest exit {code})"
+                errors.append(mutation)
+            print(f"{verdict:>9}  {mutation.name} ({seconds:.0f} s): {last}", flush=True)
+    caught = len(chosen) - len(survivors) - len(errors)
+    print(f"\nplanted {len(chosen)}, caught {caught}, survived {len(survivors)}, "
+          f"errors {len(errors)}")  # fmt: skip
+    for mutation in survivors:
+        print(f"  survived: {mutation.name} ({mutation.claim}) [{' '.join(mutation.tests)}]")
+    return 0 if not survivors and not errors else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

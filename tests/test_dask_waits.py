@@ -1,0 +1,81 @@
+"""The Dask handler's waits end when announced: an address where nothing listens is refused
+within seconds (not after the client's 30 s connect timeout), and a run whose scheduler is lost
+ends within ``evaluation.reconnect_seconds`` (plus the time to save and exit). Real ``train``
+processes, a real ``dask scheduler`` and workers."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import external_dask_cluster, small_config
+
+REFUSED_WITHIN = 10.0  # seconds: importing Dask and one refused TCP connection
+EXIT_MARGIN = 15.0  # seconds past reconnect_seconds to save the checkpoint and exit
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def config_file(directory: Path, **evaluation: object) -> Path:
+    data = small_config(number_generations=100_000)
+    data["episode_runner"] = {"number_fitness_runs": 2, "max_steps_per_run": 500}
+    data["evaluation"] = {"handler": "dask", **evaluation}
+    path = directory / "dask.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_an_address_where_nothing_listens_is_refused_at_once(tmp_path: Path) -> None:
+    """Connection refused: one line naming the address and the fix, exit 2, no run directory,
+    within seconds."""
+    address = f"tcp://127.0.0.1:{free_port()}"
+    config = config_file(tmp_path, scheduler=address)
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "neuro_evolution.train", str(config), "--out", "run", "--quiet"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[0] == (
+        f"neuro_evolution.train: error: evaluation.scheduler: cannot reach the Dask scheduler at "
+        f"{address}: nothing listens there (connection refused); start one with `dask "
+        "scheduler`, or leave scheduler unset to use a LocalCluster"
+    )
+    assert elapsed < REFUSED_WITHIN, elapsed
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_lost_scheduler_ends_the_run_within_reconnect_seconds(tmp_path: Path) -> None:
+    """The scheduler is killed mid-run and stays away: the run saves its last generation and
+    exits 3 within reconnect_seconds (5 s here) plus a margin to save and exit."""
+    with external_dask_cluster(tmp_path) as cluster:
+        config = config_file(tmp_path, scheduler=cluster.address, reconnect_seconds=5)
+        train = subprocess.Popen(
+            [sys.executable, "-m", "neuro_evolution.train", str(config), "--out", "run"],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while not list((tmp_path / "run").glob("log.csv")) and time.monotonic() < deadline:
+            time.sleep(0.2)  # a generation has been logged: training is under way
+        assert (tmp_path / "run" / "log.csv").exists()
+        killed = time.monotonic()
+        cluster.processes[0].kill()
+        output, _ = train.communicate(timeout=200)
+        elapsed = time.monotonic() - killed
+    assert train.returncode == 3, output
+    assert "did not come back within 5 s" in output
+    assert elapsed < 5 + EXIT_MARGIN, (elapsed, output)
