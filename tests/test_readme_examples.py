@@ -37,7 +37,7 @@ from neuro_evolution.train import build_parser as train_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 BUDGET_SECONDS = 300
 RUN, NO_RUN = "<!-- run -->", "<!-- no-run -->"
 SHELLS = ("bash", "sh", "console", "shell")
@@ -121,9 +121,10 @@ def program_commands(program: str) -> list[tuple[str, str]]:
         lines = page.read_text().splitlines()
         for number, raw in enumerate(lines):
             line = raw.strip().removeprefix("$ ")
-            if not line.startswith(f"python -m {program} "):
+            start = line.find(f"python -m {program} ")  # also after `pip install ... &&`
+            if start < 0 or (start > 0 and not line[:start].rstrip().endswith("&&")):
                 continue
-            command = line
+            command = line[start:]
             following = number
             while command.endswith("\\") and following + 1 < len(lines):
                 following += 1
