@@ -322,6 +322,7 @@ def jax_speed(game: str, populations: list[int], rng: np.random.Generator) -> No
             device = fast.describe()
         with VectorizedHandler() as lockstep:
             lockstep.start(template, numpy_spec)
+            lockstep.batch_evaluate(genomes, seeds)  # its P envs made, as the jax compile
             numpy_steps, numpy_wall, numpy_cpu = cpu_timed(lockstep, genomes, seeds)
         jax_rate, numpy_rate = steps / cpu, numpy_steps / numpy_cpu
         episodes = count * spec.episode_runner.number_fitness_runs

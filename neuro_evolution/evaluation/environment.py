@@ -16,8 +16,7 @@ imported and checked when the config is read, so a typo is one line at start-up.
 
 ``backend`` says whose env the id names: ``gymnasium`` (the default), or a JAX env stepped whole
 on the device by the ``jax`` handler -- ``gymnax`` (classic control, MinAtar) or ``brax``
-(locomotion),
-see :mod:`neuro_evolution.evaluation.jax_envs` and ``docs/jax.md``.
+(locomotion), see :mod:`neuro_evolution.evaluation.jax_envs` and ``docs/jax.md``.
 """
 
 from __future__ import annotations
