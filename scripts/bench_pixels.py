@@ -24,9 +24,23 @@ configs/minatar_breakout.json and configs/atari_qbert.json):
    sequential runner's loop; and the batch brain's step on P recorded observations against the
    vectorized handler's time per lane step.
 
+``--part jax`` prints instead, in one run, for gymnax's four MinAtar games on the jax handler
+(``configs/minatar_<game>_jax.json``), with no change on a GPU machine:
+
+5. Env steps per CPU second (``time.process_time``: every thread of this process) of the jax
+   handler at each ``--jax-populations`` P (256 and 4,096) next to the numpy lockstep
+   (vectorized) handler on the ``minatar`` package's game (``minatar:MinAtar/<Game>-v1``, the same
+   genomes: N(0, 0.5) brains of the config's template), and the jax handler's compile seconds
+   (excluded from its rate), wall rates beside them.
+6. The held-out score of each config trained for ``--steps`` env steps (default 20M; its
+   candidate on the config's validation seeds), next to the anchors: gymnax-blines' PPO at
+   about 10M env steps (``agents/<game>/ppo.pkl``) and, for Breakout, its GA.
+
 Usage: python scripts/bench_pixels.py [--quick] [--budget 600] [--population 256]
 ``--quick``: budget 60 s, P = 64 on Atari, fewer repeats (2 min 42 s here; ``--budget 300``:
 8 min 52 s; the default budget, 600 s, trains 300 s longer).
+``python scripts/bench_pixels.py --part jax [--games Breakout ...] [--jax-populations 256 4096]
+[--steps 20000000]``.
 """
 
 from __future__ import annotations
@@ -260,14 +274,138 @@ def jax_rate(template: BrainTemplate, genomes: np.ndarray, batch: np.ndarray, re
     )
 
 
+# gymnax game -> (config file stem, gymnax-blines' PPO test return at ~10M env steps)
+JAX_GAMES = {
+    "Breakout": ("breakout", 22.9),
+    "Asterix": ("asterix", 15.0),
+    "Freeway": ("freeway", 58.8),
+    "SpaceInvaders": ("space_invaders", 131.6),
+}
+PPO_SOURCE = "gymnax-blines agents/<game>/ppo.pkl, ~10M env steps"
+SPEED_ANCHOR = (
+    "gymnax-blines' speed table, Breakout-MinAtar, MLP policy: 0.26 s per 1M steps on an A100 "
+    "(2,000 envs, ~3.8M steps/s); 13.7 s per 1M steps with JAX on a CPU (10 envs)"
+)
+GA_ANCHOR = (
+    "GA, gymnax-blines agents/Breakout-MinAtar/es.yaml (population 256, MLP): 6.49 after "
+    "1.96G env steps"
+)
+
+
+def jax_config(game: str) -> ExperimentConfig:
+    return load_config(ROOT / "configs" / f"minatar_{JAX_GAMES[game][0]}_jax.json")
+
+
+def cpu_timed(handler: EvaluationHandler, genomes: np.ndarray, seeds: np.ndarray) -> tuple:
+    """(env steps, wall seconds, CPU seconds of this process, all threads) of one batch."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    results = handler.batch_evaluate(genomes, seeds)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return sum(r.steps for r in results), wall, cpu
+
+
+def jax_speed(game: str, populations: list[int], rng: np.random.Generator) -> None:
+    """Print the jax handler's and the numpy lockstep handler's env steps per CPU second."""
+    from neuro_evolution.core.schema import parse
+    from neuro_evolution.evaluation.environment import EnvironmentConfig
+    from neuro_evolution.evaluation.handlers.jax import JaxHandler
+
+    config = jax_config(game)
+    template, spec = build_template(config), spec_of(config)
+    numpy_env = parse(EnvironmentConfig, {"id": f"minatar:MinAtar/{game}-v1"}, "environment")
+    numpy_spec = dataclasses.replace(spec, environment=numpy_env)
+    print(f"{game}-MinAtar (jax, gymnax) vs minatar:MinAtar/{game}-v1 (numpy lockstep), {load()}")
+    for count in populations:
+        genomes = rng.normal(0.0, 0.5, (count, template.genome_size))
+        seeds = np.arange(count, dtype=np.int64) + SEED
+        with JaxHandler() as fast:
+            fast.start(template, spec)
+            fast.batch_evaluate(genomes, seeds)  # compiles this shape
+            compile_seconds = fast.statistics().compile_seconds  # type: ignore[attr-defined]
+            steps, wall, cpu = cpu_timed(fast, genomes, seeds)
+            device = fast.describe()
+        with VectorizedHandler() as lockstep:
+            lockstep.start(template, numpy_spec)
+            lockstep.batch_evaluate(genomes, seeds)  # its P envs made, as the jax compile
+            numpy_steps, numpy_wall, numpy_cpu = cpu_timed(lockstep, genomes, seeds)
+        jax_rate, numpy_rate = steps / cpu, numpy_steps / numpy_cpu
+        episodes = count * spec.episode_runner.number_fitness_runs
+        print(
+            f"    P={count:>5}: jax {jax_rate:>12,.0f} env steps per CPU s ({steps / wall:>12,.0f} "
+            f"wall; {steps / episodes:.0f} steps/episode; compile {compile_seconds:.1f} s); "
+            f"numpy lockstep {numpy_rate:>10,.0f} per CPU s ({numpy_steps / numpy_wall:,.0f} "
+            f"wall; {numpy_steps / episodes:.0f} steps/episode); jax/numpy per CPU s "
+            f"{jax_rate / numpy_rate:.1f}x"
+        )
+    print(f"    jax device: {device}")
+    if game == "Breakout":
+        print(f"    anchor: {SPEED_ANCHOR}")
+
+
+def jax_learning(game: str, budget: int) -> None:
+    """Train the game's jax config for ``budget`` env steps; print its candidate's held-out
+    score next to gymnax-blines' anchors."""
+    config = jax_config(game)
+    section = config.validation
+    assert section is not None
+    seeds = validation_seeds(config.random_seed, section.episodes)
+    config = dataclasses.replace(config, number_generations=10**6, validation=None)
+    experiment = Experiment(config)
+    try:
+        experiment.start()
+        steps = 0
+        while steps < budget:
+            experiment.step()
+            steps += experiment.log[-1].env_steps
+        candidate = experiment.candidate()
+        genomes = np.repeat(candidate.genome[None, :], len(seeds), axis=0)
+        results = experiment.handler.batch_evaluate(
+            genomes, seeds, EvaluationContext(validation=True)
+        )
+        generations, wall = experiment.generation, experiment.wall_time
+    finally:
+        experiment.close()
+    scores = np.array([r.fitness for r in results])
+    anchor = f"PPO {JAX_GAMES[game][1]} ({PPO_SOURCE})"
+    if game == "Breakout":
+        anchor += f"; {GA_ANCHOR}"
+    print(
+        f"{game}-MinAtar, minatar_{JAX_GAMES[game][0]}_jax.json: {steps:,} env steps "
+        f"({generations} generations, {wall:.0f} s): held-out ({len(seeds)} episodes) "
+        f"{scores.mean():.2f} +- {scores.std():.2f}; anchors: {anchor}"
+    )
+
+
+def jax_part(args: argparse.Namespace) -> None:
+    """Part 5 and 6 (``--part jax``)."""
+    import jax
+
+    print(f"bench_pixels --part jax, {os.cpu_count()} CPUs, JAX {jax.__version__} on "
+          f"{jax.devices()[0]}, {load()}")  # fmt: skip
+    rng = np.random.default_rng(1)
+    for game in args.games:
+        jax_speed(game, args.jax_populations, rng)
+    for game in args.games:
+        jax_learning(game, args.steps)
+    print(f"done, {load()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parts = "numpy: parts 1-4 (default); jax: gymnax MinAtar, parts 5-6"
+    parser.add_argument("--part", choices=("numpy", "jax"), default="numpy", help=parts)
+    parser.add_argument("--games", nargs="+", choices=list(JAX_GAMES), default=list(JAX_GAMES))
+    parser.add_argument("--jax-populations", nargs="+", type=int, default=[256, 4096])
+    parser.add_argument("--steps", type=int, default=20_000_000, help="jax training budget")
     parser.add_argument("--quick", action="store_true", help="budget 60 s, Atari P=64")
     parser.add_argument("--budget", type=float, help="training seconds on MinAtar (600)")
     parser.add_argument("--population", type=int, default=256)
     parser.add_argument("--sequential", type=int, help="individuals run sequentially (64/16)")
     parser.add_argument("--skip-training", action="store_true", help="part 2-4 only")
     args = parser.parse_args()
+    if args.part == "jax":
+        jax_part(args)
+        return
     budget = args.budget if args.budget is not None else (60.0 if args.quick else 600.0)
     repeats = 20 if args.quick else 100
     print(

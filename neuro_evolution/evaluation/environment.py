@@ -15,8 +15,8 @@ then ``kwargs`` for the env and ``wrappers`` applied in order. Everything a name
 imported and checked when the config is read, so a typo is one line at start-up.
 
 ``backend`` says whose env the id names: ``gymnasium`` (the default), or a JAX env stepped whole
-on the device by the ``jax`` handler -- ``gymnax`` (classic control) or ``brax`` (locomotion),
-see :mod:`neuro_evolution.evaluation.jax_envs` and ``docs/jax.md``.
+on the device by the ``jax`` handler -- ``gymnax`` (classic control, MinAtar) or ``brax``
+(locomotion), see :mod:`neuro_evolution.evaluation.jax_envs` and ``docs/jax.md``.
 """
 
 from __future__ import annotations
@@ -78,7 +78,8 @@ class EnvironmentConfig(ConfigBase):
     backend: Literal["gymnasium", "gymnax", "brax"] = option(
         "gymnasium",
         doc="whose env id names: gymnasium, or a JAX env for the jax handler: gymnax (classic "
-        "control, e.g. CartPole-v1) or brax (locomotion, e.g. hopper); see docs/jax.md",
+        "control or MinAtar, e.g. CartPole-v1, Breakout-MinAtar) or brax (locomotion, e.g. "
+        "hopper); see docs/jax.md",
     )
 
     def validate(self, path: str) -> None:

@@ -1,4 +1,4 @@
-"""JAX environments (gymnax classic control, Brax locomotion) behind one small interface.
+"""JAX environments (gymnax classic control and MinAtar, Brax locomotion) behind one interface.
 
 An env of ``"environment": {"id": ..., "backend": "gymnax" | "brax"}`` is a :class:`JaxEnv`:
 pure ``reset(key) -> (observation, state)`` and ``step(state, action) -> (observation, state,
@@ -11,6 +11,11 @@ same env through :class:`JaxGymEnv`, a Gymnasium ``Env`` around the jitted funct
 trained on the JAX path replays on the same dynamics, and ``reset(seed=s)`` starts exactly where
 the JAX handler's episode with reset seed ``s`` starts (:func:`reset_keys`).
 
+A gymnax env's state carries its own step key (``fold_in(reset key, STEP_STREAM)``, split once
+per step), so MinAtar's random spawns are a function of the reset seed as everything else is; a
+MinAtar game also carries its last action for the optional ``sticky_action_prob`` (the ``minatar``
+package's sticky actions, which gymnax does not have).
+
 How the envs differ from the Gymnasium env of the same name: ``docs/jax.md``.
 """
 
@@ -18,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import jax
@@ -27,8 +32,12 @@ import numpy as np
 
 from neuro_evolution.support.errors import ConfigError
 
-GYMNAX_ENVS = ("CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0",
-               "Pendulum-v1")  # fmt: skip
+CLASSIC_ENVS = ("CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0",
+                "Pendulum-v1")  # fmt: skip
+MINATAR_ENVS = ("Asterix-MinAtar", "Breakout-MinAtar", "Freeway-MinAtar", "SpaceInvaders-MinAtar")
+GYMNAX_ENVS = CLASSIC_ENVS + MINATAR_ENVS
+MINATAR_OPTIONS = {"sticky_action_prob", "use_minimal_action_set"}  # ours, not EnvParams fields
+STEP_STREAM = 2  # fold_in(reset key, STEP_STREAM): the key a gymnax env's steps draw from
 BRAX_ENVS = ("ant", "halfcheetah", "hopper", "humanoid", "inverted_pendulum",
              "inverted_double_pendulum", "pusher", "reacher", "walker2d")  # fmt: skip
 BRAX_EPISODE_STEPS = 1000  # as Gymnasium's MuJoCo locomotion envs (Brax envs have no limit)
@@ -75,38 +84,92 @@ def _check_kwargs(kwargs: dict, allowed: set[str], name: str, path: str) -> None
         )
 
 
-def make_gymnax(env_id: str, kwargs: dict, path: str = "environment") -> JaxEnv:
-    """A gymnax classic-control env; ``kwargs``: ``max_episode_steps`` and EnvParams fields."""
+class GymnaxState(NamedTuple):
+    """A gymnax env's state as the JAX path carries it: gymnax's own, the key its next steps
+    draw from, and the last action taken (0 at reset, as a fresh ``minatar`` game)."""
+
+    env: Any
+    key: jax.Array
+    last_action: jax.Array
+
+
+def _gymnax_env(env_id: str, kwargs: dict, path: str) -> tuple[Any, Any]:
+    """gymnax's env and default params for ``env_id``, or a one-line ConfigError."""
     import gymnax
 
     if env_id not in GYMNAX_ENVS:
+        extra = ""
+        if env_id == "Seaquest-MinAtar":
+            extra = (
+                " (gymnax does not register it; play minatar:MinAtar/Seaquest-v1 on another "
+                "handler)"
+            )
         raise ConfigError(
             f"{path}.id",
-            f"{env_id!r} is not a gymnax env supported here; use one of {', '.join(GYMNAX_ENVS)}",
+            f"{env_id!r} is not a gymnax env supported here{extra}; use one of "
+            f"{', '.join(GYMNAX_ENVS)}",
         )
-    env, params = gymnax.make(env_id)
+    options = {}
+    if env_id in MINATAR_ENVS and "use_minimal_action_set" in kwargs:
+        options["use_minimal_action_set"] = bool(kwargs["use_minimal_action_set"])
+    return gymnax.make(env_id, **options)
+
+
+def _sticky_probability(kwargs: dict, path: str) -> float:
+    probability = kwargs.get("sticky_action_prob", 0.0)
+    if not isinstance(probability, int | float) or not 0.0 <= float(probability) < 1.0:
+        raise ConfigError(
+            f"{path}.kwargs.sticky_action_prob",
+            f"must be a number in [0, 1) (minatar's default is 0.1), got {probability!r}",
+        )
+    return float(probability)
+
+
+def make_gymnax(env_id: str, kwargs: dict, path: str = "environment") -> JaxEnv:
+    """A gymnax classic-control or MinAtar env; ``kwargs``: ``max_episode_steps``, EnvParams
+    fields, and for MinAtar ``sticky_action_prob`` (default 0: gymnax's game) and
+    ``use_minimal_action_set`` (default true: the action set of ``MinAtar/<Game>-v1``)."""
+    env, params = _gymnax_env(env_id, kwargs, path)
+    minatar = env_id in MINATAR_ENVS
     fields = {f.name for f in dataclasses.fields(params)} - {"max_steps_in_episode"}
-    _check_kwargs(kwargs, fields | {"max_episode_steps"}, env_id, f"{path}.kwargs")
+    ours = {"max_episode_steps"} | (MINATAR_OPTIONS if minatar else set())
+    _check_kwargs(kwargs, fields | ours, env_id, f"{path}.kwargs")
     time_limit = int(kwargs.get("max_episode_steps", params.max_steps_in_episode))
     params = params.replace(
-        max_steps_in_episode=NO_LIMIT,
-        **{k: v for k, v in kwargs.items() if k != "max_episode_steps"},
+        max_steps_in_episode=NO_LIMIT, **{k: v for k, v in kwargs.items() if k not in ours}
     )
-    step_key = jax.random.PRNGKey(0)  # classic-control steps draw nothing from their key
+    sticky = _sticky_probability(kwargs, path) if minatar else 0.0
+    observation_space = _gym_space(env.observation_space(params))
+    if minatar:  # 0/1 planes, as the minatar package's Box(0, 1, (10, 10, C), bool)
+        shape = observation_space.shape
+        observation_space = gym.spaces.Box(0, 1, shape, dtype=bool)
+
+    def observe(observation: jax.Array) -> jax.Array:
+        return observation.astype(bool) if minatar else observation
 
     def reset(key: jax.Array) -> tuple[jax.Array, Any]:
-        return env.reset_env(key, params)
+        observation, state = env.reset_env(key, params)
+        step_key = jax.random.fold_in(key, STEP_STREAM)
+        return observe(observation), GymnaxState(state, step_key, jnp.int32(0))
 
     def step(state: Any, action: jax.Array) -> tuple[jax.Array, Any, jax.Array, jax.Array]:
-        observation, state, reward, done, _ = env.step_env(step_key, state, action, params)
-        return observation, state, jnp.reshape(reward, ()), jnp.reshape(done, ())
+        key, env_key = jax.random.split(state.key)
+        action = jnp.asarray(action)
+        if sticky > 0.0:  # minatar: with probability p the game repeats the last action
+            env_key, sticky_key = jax.random.split(env_key)
+            repeat = jax.random.uniform(sticky_key) < sticky
+            action = jnp.where(repeat, state.last_action.astype(action.dtype), action)
+        observation, inner, reward, done, _ = env.step_env(env_key, state.env, action, params)
+        last = action.astype(jnp.int32) if minatar else state.last_action
+        state = GymnaxState(inner, key, jnp.reshape(last, ()))
+        return observe(observation), state, jnp.reshape(reward, ()), jnp.reshape(done, ())
 
     return JaxEnv(
         name=env_id,
         reset=reset,
         step=step,
         time_limit=time_limit,
-        observation_space=_gym_space(env.observation_space(params)),
+        observation_space=observation_space,
         action_space=_gym_space(env.action_space(params)),
     )
 
