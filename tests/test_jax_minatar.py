@@ -144,7 +144,7 @@ def test_validation_seeds_are_held_out_and_training_reset_seeds_are_played() -> 
     resets: list[tuple[bool, np.ndarray]] = []
     try:
         experiment.start()
-        worker = experiment.handler._worker  # type: ignore[attr-defined]
+        worker = experiment.handler.state  # type: ignore[attr-defined]
         run = worker.program.run
 
         def recording(params, keys, *rest):
