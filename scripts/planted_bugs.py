@@ -118,7 +118,8 @@ MUTATIONS: tuple[Mutation, ...] = (
       "gains = gains[(gains > 0).any(axis=1)]", "test_pareto.py"),
     # --- normalization -------------------------------------------------------------------------
     m("statistics-merge-reversed", "observation statistics merge in submission order",
-      "core/normalization.py", "for stats in per_evaluation:", "for stats in reversed(per_evaluation):",
+      "core/normalization.py", "for stats in per_evaluation:",
+      "for stats in reversed(per_evaluation):",
       "test_rules_optimizers.py", "test_normalization.py"),
     m("experiment-merge-reversed", "a generation's statistics merge in submission order",
       "run/experiment.py", "merge([r.observation_stats for r in results])",
