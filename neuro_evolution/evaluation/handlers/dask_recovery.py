@@ -112,8 +112,12 @@ def close_quickly(client: Client) -> None:
 
 
 def scheduler_lost(client: Client, error: BaseException | None = None) -> bool:
-    """Whether ``client`` lost its scheduler: not running, or futures cancelled for that."""
+    """Whether ``client`` lost its scheduler: not running, futures cancelled for that, or the
+    scheduler's connection closed under a call before the client has noticed (a gather can
+    raise CommClosedError while the client's status still says running)."""
     if client.status != "running":
+        return True
+    if isinstance(error, CommClosedError):
         return True
     return error is not None and "scheduler-connection-lost" in str(error)
 
