@@ -12,7 +12,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from helpers import assert_identical, kill_then_resume, require
+from helpers import assert_identical, kill_then_resume, require, run_straight
 
 require("jax")
 import jax  # noqa: E402
@@ -124,8 +124,7 @@ def test_a_minatar_run_on_the_jax_handler_resumes_exactly(tmp_path: Path) -> Non
     )  # fmt: skip
     config = tmp_path / "asterix.json"
     config.write_text(json.dumps(data))
-    straight = tmp_path / "straight"
-    assert train.main([str(config), "--out", str(straight), "--quiet"]) == 0
+    straight = run_straight(config, tmp_path / "straight")
     run_dir = tmp_path / "killed"
     kill_then_resume(config, run_dir, tmp_path)
     assert_identical(run_dir, straight)
