@@ -1,8 +1,10 @@
 """JAX batch brains of the conv front end and of composed brains (see ``jax_brains.py``).
 
 The conv brain takes its weights from the numpy batch brain (the genome layout is written once,
-in ``conv.py``), with the brain axis P first; a layer is ``jax.lax.conv_general_dilated``
-(NHWC images, HWIO kernels) mapped over P with ``jax.vmap``, pooling ``jax.lax.reduce_window``.
+in ``conv.py``), with the brain axis P first. Every brain has its own kernels, so a layer is
+one batched matrix product: the image's k x k patches (P, Ho·Wo, k·k·C) times the kernels
+(P, k·k·C, O) -- on a CPU about 2.5x faster than ``lax.conv_general_dilated`` mapped over P.
+Pooling is ``jax.lax.reduce_window``.
 A composed brain chains its parts' JAX brains: part i's raw outputs are part i+1's inputs, the
 state is the tuple of the parts' states, and the noise columns are split among the parts in
 part order.
@@ -25,15 +27,24 @@ from neuro_evolution.support.errors import ConfigError
 
 
 def _convolve(x: jax.Array, kernel: jax.Array, stride: int, padding: int) -> jax.Array:
-    """One image (H, W, C) and its kernel (k, k, C, O) -> (Ho, Wo, O)."""
-    return jax.lax.conv_general_dilated(
-        x[None],
-        kernel,
-        window_strides=(stride, stride),
-        padding=((padding, padding), (padding, padding)),
-        dimension_numbers=("NHWC", "HWIO", "NHWC"),
-        precision=jax.lax.Precision.HIGHEST,
-    )[0]
+    """Images (P, H, W, C), each with its kernel (P, k, k, C, O) -> (P, Ho, Wo, O)."""
+    count, size, channels, outputs = x.shape[0], kernel.shape[1], x.shape[3], kernel.shape[4]
+    if padding:
+        x = jnp.pad(x, ((0, 0), (padding, padding), (padding, padding), (0, 0)))
+    rows = (x.shape[1] - size) // stride + 1
+    columns = (x.shape[2] - size) // stride + 1
+    span_rows, span_columns = stride * (rows - 1) + 1, stride * (columns - 1) + 1
+    patches = jnp.stack(  # (P, Ho, Wo, k·k, C), offsets in the kernel's (row, column) order
+        [
+            x[:, i : i + span_rows : stride, j : j + span_columns : stride, :]
+            for i in range(size)
+            for j in range(size)
+        ],
+        axis=3,
+    ).reshape(count, rows * columns, size * size * channels)
+    flat = kernel.reshape(count, size * size * channels, outputs)
+    out = jnp.einsum("pnk,pko->pno", patches, flat, precision=jax.lax.Precision.HIGHEST)
+    return out.reshape(count, rows, columns, outputs)
 
 
 def _pool(x: jax.Array, kind: str, size: int, stride: int) -> jax.Array:
@@ -68,10 +79,7 @@ class ConvJaxBrain(JaxBrain):
         if plan.scale != 1.0:
             x = x * plan.scale
         for number, stage in enumerate(plan.stages):
-            convolve = jax.vmap(
-                lambda image, kernel, s=stage: _convolve(image, kernel, s.stride, s.padding)
-            )
-            x = convolve(x, params[f"K{number}"])
+            x = _convolve(x, params[f"K{number}"], stage.stride, stage.padding)
             if f"b{number}" in params:
                 x = x + params[f"b{number}"][:, None, None, :]
             if stage.activation == "relu":
