@@ -129,6 +129,23 @@ def test_jax_handler_resets_training_episodes_with_the_named_seeds() -> None:
     assert len({r.steps for r in got}) > 1  # the genomes really differ
 
 
+def test_an_episode_scores_the_same_whichever_lane_plays_it() -> None:
+    """The P x R episodes are a queue that lanes take as theirs end: each genome's result in a
+    population -- a noisy CTRNN, three episodes, observation statistics -- has the very bits
+    of the same genome evaluated alone, where one lane plays its episodes one after another."""
+    spec = spec_for("CartPole-v1", number_fitness_runs=3)
+    brain = {"type": "CTRNN", "number_neurons": 4, "parameter_perturbations": 0.05}
+    template = template_for(spec, brain)
+    genomes = np.random.default_rng(5).normal(0.0, 1.0, (7, template.genome_size))
+    seeds = np.arange(7) + 30
+    with JaxHandler() as fast:
+        fast.start(template, spec)
+        together = fast.batch_evaluate(genomes, seeds)
+        alone = [fast.batch_evaluate(g[None], s[None])[0] for g, s in zip(genomes, seeds)]
+    assert list(map(as_tuple, together)) == list(map(as_tuple, alone))
+    assert len({r.steps for r in together}) > 3  # episodes of many lengths: lanes refilled
+
+
 def as_tuple(result) -> tuple:
     stats = result.observation_stats
     return (result.fitness, result.steps, result.terminated, result.truncated,

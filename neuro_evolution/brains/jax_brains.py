@@ -76,11 +76,40 @@ def _sigmoid(x: jax.Array) -> jax.Array:
     return jnp.tanh(x * 0.5) * 0.5 + 0.5
 
 
+def _lanes(mask: jax.Array, array: jax.Array, axis: int) -> jax.Array:
+    """``mask`` (L,) shaped to broadcast along ``array``'s brain axis ``axis``."""
+    shape = [1] * array.ndim
+    shape[axis] = mask.shape[0]
+    return mask.reshape(shape)
+
+
 class JaxBrain:
-    """The pure functions of one template's JAX batch brain (see the module docstring)."""
+    """The pure functions of one template's JAX batch brain (see the module docstring).
+
+    ``PARAMS_AXIS`` and ``STATE_AXIS`` name the brain axis P of every params and state array
+    (last by default); :meth:`take` and :meth:`choose_state` work along them, so the episode
+    loop can hand a lane another brain and restart its state."""
+
+    PARAMS_AXIS = -1
+    STATE_AXIS = -1
 
     def __init__(self, template: BrainTemplate):
         self.template = template
+
+    def take(self, params: Params, index: jax.Array) -> Params:
+        """The params of brains ``index`` (L,), in that order."""
+        return jax.tree_util.tree_map(lambda a: jnp.take(a, index, axis=self.PARAMS_AXIS), params)
+
+    def choose_state(self, mask: jax.Array, fresh: State, state: State) -> State:
+        """``fresh`` where ``mask`` (L,) is true, ``state`` elsewhere (states without entries,
+        such as a stateless brain's (0, L), stay as they are)."""
+
+        def pick(new: jax.Array, old: jax.Array) -> jax.Array:
+            if old.size == 0:
+                return old
+            return jnp.where(_lanes(mask, old, self.STATE_AXIS), new, old)
+
+        return jax.tree_util.tree_map(pick, fresh, state)
 
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
         raise NotImplementedError

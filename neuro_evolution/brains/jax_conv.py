@@ -58,6 +58,8 @@ def _pool(x: jax.Array, kind: str, size: int, stride: int) -> jax.Array:
 class ConvJaxBrain(JaxBrain):
     """Stateless: conv layers, activation, pooling, then features or a dense tanh layer."""
 
+    PARAMS_AXIS = 0  # (P, k, k, C, O) kernels: the batched product's layout
+
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
         batch = self.template.build_batch(genomes)
         assert isinstance(batch, ConvBatchBrain)
@@ -119,6 +121,12 @@ class ComposedJaxBrain(JaxBrain):
 
     def initial_state(self, params: Params) -> State:
         return tuple(b.initial_state(p) for b, p in zip(self.parts, params["parts"]))
+
+    def take(self, params: Params, index: jax.Array) -> Params:
+        return {"parts": [b.take(p, index) for b, p in zip(self.parts, params["parts"])]}
+
+    def choose_state(self, mask: jax.Array, fresh: State, state: State) -> State:
+        return tuple(b.choose_state(mask, f, s) for b, f, s in zip(self.parts, fresh, state))
 
     @property
     def noise_size(self) -> int:

@@ -1,19 +1,24 @@
-"""One compiled XLA program per generation: P brains x R episodes on P copies of a JAX env.
+"""One compiled XLA program per generation: P brains x R episodes on P lanes of a JAX env.
 
-The rules are :class:`~neuro_evolution.evaluation.episode.EpisodeRunnerConfig`'s, followed as the
-vectorized handler's lockstep loop follows them: episode k of every individual runs at once
-(``lax.scan`` over k), all P step together in a ``lax.while_loop`` until every episode has ended,
-and an individual whose episode has ended is masked (its reward, steps and observation statistics
-stop; its env and brain keep computing, ignored). ``reached_limit`` is called on the traced step
-counts, and the per-episode arrays go back to the host, where ``score`` turns them into fitness
-exactly as for every other handler.
+The rules are :class:`~neuro_evolution.evaluation.episode.EpisodeRunnerConfig`'s. The P x R
+episodes are tasks in a queue, episode k of individual p being task ``k * P + p``; the P lanes
+start with tasks 0 .. P-1 and step together in one ``lax.while_loop``. A lane whose episode ends
+writes that episode's outcome and takes the next task of the queue (lanes ending at the same
+step in lane order): its env is reset with the task's key, its brain becomes the task's
+individual with a fresh state. The loop ends when the queue is empty and every lane's episode has
+ended, so a lane waits, masked, only in the last tasks' tail, not until the population's longest
+episode of every k. Which lane plays an episode changes nothing in it: its env, brain and noise
+draws follow its task alone. ``reached_limit`` is called on the traced step counts, and the
+per-episode arrays go back to the host as (R, P), where ``score`` turns them into fitness exactly
+as for every other handler.
 
 Seeds (see :mod:`neuro_evolution.support.seeds`): episode k of base seed b resets its env with
 the key of ``episode_seed(b, k)`` (:func:`~neuro_evolution.evaluation.jax_envs.reset_keys`: the
 same key ``JaxGymEnv.reset(seed=...)`` uses); a validation episode with the seed itself. A CTRNN
 with ``parameter_perturbations`` draws its step-t noise from ``fold_in(fold_in(reset key, 1), t)``
 with ``jax.random.normal`` -- not numpy's generator, so noisy brains score differently here than
-on the numpy handlers (noise-free ones follow the same formulas, see ``docs/jax.md``).
+on the numpy handlers (noise-free ones follow the same formulas, see ``docs/jax.md``). Observation
+statistics are summed per episode, then over an individual's episodes in the order k = 0 .. R-1.
 """
 
 from __future__ import annotations
@@ -34,19 +39,21 @@ NOISE_STREAM = 1  # fold_in(reset key, NOISE_STREAM): the brain-noise key of an 
 
 
 class EpisodeCarry(NamedTuple):
-    """The state the episode loop (``lax.while_loop``) carries from step to step, per lane."""
+    """The state the episode loop (``lax.while_loop``) carries from step to step; lane arrays
+    are (P, ...), task arrays (R·P, ...)."""
 
-    t: Any  # steps taken by the loop (the brain-noise index), a scalar
+    task: Any  # the task each lane plays (R·P once the lane has nothing left to play)
+    next_task: Any  # the first task of the queue not yet handed to a lane, a scalar
     observations: Any
     env_state: Any
+    brain_params: Any  # the params of each lane's individual
     brain_state: Any
     episode_return: Any
-    steps: Any  # env steps of each lane's episode (frozen once it ended)
+    steps: Any  # env steps of each lane's episode (also the index of its brain-noise draw)
     active: Any  # the lane's episode has not ended
-    terminated: Any
-    truncated: Any
-    cut: Any
-    stats: Any  # (P, 1 + 2D) observation statistics, (P, 0) when not recorded
+    lane_stats: Any  # (P, 1 + 2D) observation statistics of each lane's episode, (P, 0) if none
+    outcome: Any  # EpisodeOutcome of (R·P,) arrays, written when a task's episode ends
+    task_stats: Any  # (R·P, 1 + 2D) observation statistics per task, (R·P, 0) if none
 
 
 class GenerationOutput(NamedTuple):
@@ -109,89 +116,137 @@ class GenerationProgram:
     def _program(self, scaled: bool, record_stats: bool):
         brain, env, rules, dtype = self.brain, self.env, self.rules, self.dtype
         io = self.template.io
-        size = io.input_size
+        width = 1 + 2 * io.input_size if record_stats else 0
         noise_size = brain.noise_size
         reset = jax.vmap(env.reset)
         step = jax.vmap(env.step)
 
-        def episode(params, keys, scale_args, stats):
-            count = keys.shape[0]
-            observations, env_state = reset(keys)
-            noise_keys = jax.vmap(lambda key: jax.random.fold_in(key, NOISE_STREAM))(keys)
-            zeros = jnp.zeros(count, dtype=dtype)
-            no = jnp.zeros(count, dtype=bool)
-            carry = EpisodeCarry(
-                t=jnp.int32(0),
-                observations=observations,
-                env_state=env_state,
-                brain_state=brain.initial_state(params),
-                episode_return=zeros,
-                steps=jnp.zeros(count, dtype=jnp.int32),
-                active=jnp.ones(count, dtype=bool),
-                terminated=no,
-                truncated=no,
-                cut=no,
-                stats=stats,
+        def choose(mask: Any, new: Any, old: Any) -> Any:
+            return jax.tree_util.tree_map(
+                lambda a, b: jnp.where(mask.reshape((-1,) + (1,) * (b.ndim - 1)), a, b), new, old
             )
 
-            def more(carry: EpisodeCarry) -> Any:
-                return jnp.any(carry.active)
+        def observe(carry: EpisodeCarry, scale_args: tuple) -> tuple[Any, Any]:
+            """The brain's inputs, and the lanes' statistics with this observation added."""
+            raw = carry.observations.reshape(carry.observations.shape[0], -1).astype(dtype)
+            stats = carry.lane_stats
+            if record_stats:
+                weight = carry.active[:, None].astype(dtype)
+                stats = stats + jnp.concatenate([weight, raw * weight, raw * raw * weight], axis=1)
+            shown = carry.observations
+            if scaled:
+                mean, scale, clip = scale_args
+                shown = jnp.clip((raw - mean) * scale, -clip, clip)
+            return encode_inputs(io, shown, dtype), stats
 
-            def body(carry: EpisodeCarry) -> EpisodeCarry:
-                t, obs, env_state, brain_state, ret, steps, active, term, trunc, cut, stats = carry
-                raw = obs.reshape(count, -1).astype(dtype)
-                if record_stats:
-                    weight = active[:, None].astype(dtype)
-                    stats = stats + jnp.concatenate(
-                        [weight, raw * weight, raw * raw * weight], axis=1
+        def body(carry: EpisodeCarry, params, keys, noise_keys, scale_args) -> EpisodeCarry:
+            tasks = keys.shape[0]
+            inputs, lane_stats = observe(carry, scale_args)
+            noise = None
+            if noise_size:
+                noise = jax.vmap(
+                    lambda key, t: jax.random.normal(
+                        jax.random.fold_in(key, t), (noise_size,), dtype=dtype
                     )
-                shown = obs
-                if scaled:
-                    mean, scale, clip = scale_args
-                    shown = jnp.clip((raw - mean) * scale, -clip, clip)
-                noise = None
-                if noise_size:
-                    noise = jax.vmap(
-                        lambda key: jax.random.normal(
-                            jax.random.fold_in(key, t), (noise_size,), dtype=dtype
-                        )
-                    )(noise_keys)
-                inputs = encode_inputs(io, shown, dtype)
-                brain_state, outputs = brain.step(params, brain_state, inputs, noise)
-                obs, env_state, reward, terminated = step(env_state, decode_actions(io, outputs))
-                steps = steps + active
-                truncated = steps >= env.time_limit
-                ret = ret + jnp.where(active, reward.astype(dtype), 0)
-                ended = active & (terminated | truncated)
-                term = term | (ended & terminated)
-                trunc = trunc | (ended & truncated)
-                active = active & ~ended
-                now_cut = active & rules.reached_limit(steps)
-                cut = cut | now_cut
-                active = active & ~now_cut
-                return EpisodeCarry(
-                    t + 1, obs, env_state, brain_state, ret, steps, active, term, trunc, cut, stats
-                )
-
-            out = jax.lax.while_loop(more, body, carry)
-            outcome = EpisodeOutcome(
-                episode_return=out.episode_return,
-                steps=out.steps,
-                terminated=out.terminated,
-                truncated=out.truncated,
-                cut=out.cut,
+                )(noise_keys[jnp.minimum(carry.task, tasks - 1)], carry.steps)
+            brain_state, outputs = brain.step(carry.brain_params, carry.brain_state, inputs, noise)
+            obs, env_state, reward, terminated = step(carry.env_state, decode_actions(io, outputs))
+            active = carry.active
+            steps = carry.steps + active
+            truncated = steps >= env.time_limit
+            episode_return = carry.episode_return + jnp.where(active, reward.astype(dtype), 0)
+            ended = active & (terminated | truncated)
+            cut = active & ~ended & rules.reached_limit(steps)
+            done = ended | cut
+            slot = jnp.where(done, carry.task, tasks)  # out of range: dropped
+            written = EpisodeOutcome(
+                episode_return=carry.outcome.episode_return.at[slot].set(
+                    episode_return, mode="drop"
+                ),
+                steps=carry.outcome.steps.at[slot].set(steps, mode="drop"),
+                terminated=carry.outcome.terminated.at[slot].set(ended & terminated, mode="drop"),
+                truncated=carry.outcome.truncated.at[slot].set(ended & truncated, mode="drop"),
+                cut=carry.outcome.cut.at[slot].set(cut, mode="drop"),
             )
-            return out.stats, outcome
+            task_stats = carry.task_stats
+            if record_stats:
+                task_stats = task_stats.at[slot].set(lane_stats, mode="drop")
+            offered = carry.next_task + jnp.cumsum(done, dtype=jnp.int32) - 1  # in lane order
+            fresh = done & (offered < tasks)
+            task = jnp.where(done, jnp.where(fresh, offered, tasks), carry.task).astype(jnp.int32)
+            carry = EpisodeCarry(
+                task=task,
+                next_task=jnp.minimum(carry.next_task + jnp.sum(done, dtype=jnp.int32), tasks),
+                observations=obs,
+                env_state=env_state,
+                brain_params=carry.brain_params,
+                brain_state=brain_state,
+                episode_return=jnp.where(done, 0, episode_return).astype(dtype),
+                steps=jnp.where(done, 0, steps),
+                active=(active & ~done) | fresh,
+                lane_stats=jnp.where(done[:, None], 0, lane_stats).astype(dtype),
+                outcome=written,
+                task_stats=task_stats,
+            )
+            return jax.lax.cond(
+                jnp.any(fresh), lambda c: refill(c, fresh, params, keys), lambda c: c, carry
+            )
+
+        def refill(carry: EpisodeCarry, fresh: Any, params, keys) -> EpisodeCarry:
+            """Lanes ``fresh`` start their new task: env reset, the task's brain, fresh state."""
+            count = fresh.shape[0]
+            task = jnp.minimum(carry.task, keys.shape[0] - 1)
+            observations, env_state = reset(keys[task])
+            brain_params = brain.take(params, task % count)
+            brain_state = brain.choose_state(
+                fresh, brain.initial_state(brain_params), carry.brain_state
+            )
+            return carry._replace(
+                observations=choose(fresh, observations, carry.observations),
+                env_state=choose(fresh, env_state, carry.env_state),
+                brain_params=brain_params,
+                brain_state=brain_state,
+            )
 
         def program(params, keys, *scale_args):
-            count = keys.shape[1]
-            stats = jnp.zeros((count, 1 + 2 * size if record_stats else 0), dtype=dtype)
-
-            def one(stats, episode_keys):
-                stats, result = episode(params, episode_keys, scale_args, stats)
-                return stats, result
-
-            stats, episodes = jax.lax.scan(one, stats, keys)  # episodes: (R, P) arrays
-            return GenerationOutput(episodes, stats if record_stats else None)
+            runs, count = keys.shape[:2]
+            tasks = runs * count
+            keys = keys.reshape(tasks, *keys.shape[2:])
+            noise_keys = jax.vmap(lambda key: jax.random.fold_in(key, NOISE_STREAM))(keys)
+            observations, env_state = reset(keys[:count])
+            no = jnp.zeros(tasks, dtype=bool)
+            carry = EpisodeCarry(
+                task=jnp.arange(count, dtype=jnp.int32),
+                next_task=jnp.int32(count),
+                observations=observations,
+                env_state=env_state,
+                brain_params=params,
+                brain_state=brain.initial_state(params),
+                episode_return=jnp.zeros(count, dtype=dtype),
+                steps=jnp.zeros(count, dtype=jnp.int32),
+                active=jnp.ones(count, dtype=bool),
+                lane_stats=jnp.zeros((count, width), dtype=dtype),
+                outcome=EpisodeOutcome(
+                    episode_return=jnp.zeros(tasks, dtype=dtype),
+                    steps=jnp.zeros(tasks, dtype=jnp.int32),
+                    terminated=no,
+                    truncated=no,
+                    cut=no,
+                ),
+                task_stats=jnp.zeros((tasks, width), dtype=dtype),
+            )
+            out = jax.lax.while_loop(
+                lambda c: jnp.any(c.active),
+                lambda c: body(c, params, keys, noise_keys, scale_args),
+                carry,
+            )
+            episodes = EpisodeOutcome(*(a.reshape(runs, count) for a in out.outcome))
+            stats = None
+            if record_stats:
+                per_run = out.task_stats.reshape(runs, count, width)
+                stats = per_run[0]
+                for k in range(1, runs):
+                    stats = stats + per_run[k]
+            return GenerationOutput(episodes, stats)
 
         return program
