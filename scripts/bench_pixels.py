@@ -16,9 +16,9 @@ configs/minatar_breakout.json and configs/atari_qbert.json):
    would dominate); Atari's: generation-0 genomes, episodes cut at the config's
    ``max_steps_per_run``. Rates are env steps per wall second (the machine is shared: the load
    average is printed) and, for the one-process handlers, per CPU second.
-3. jax: the project has no JAX MinAtar or Atari env (its jax handler steps gymnax classic
-   control and Brax only), so the jax handler is measured on brain steps only: the JAX batch
-   brain (conv + CTRNN, float32, jit) on P recorded observations, brain steps/s.
+3. jax brain steps: the JAX batch brain (conv + CTRNN, float32, jit) on P recorded
+   observations of these games, brain steps/s (the jax handler plays gymnax's MinAtar, not the
+   ``minatar`` package's or ALE's games measured here: ``--part jax`` measures it).
 4. The brain's share of the step time: one brain's ``step`` timed on the observations an
    episode recorded, against that whole episode (env reset and steps included) in the
    sequential runner's loop; and the batch brain's step on P recorded observations against the
@@ -243,7 +243,7 @@ def brain_share(
 
 
 def jax_rate(template: BrainTemplate, genomes: np.ndarray, batch: np.ndarray, repeats: int) -> None:
-    """The JAX batch brain alone (no JAX env exists for these games), float32, jit on the CPU."""
+    """The JAX batch brain alone on these games' observations, float32, jit."""
     try:
         import jax
         import jax.numpy as jnp
@@ -267,7 +267,7 @@ def jax_rate(template: BrainTemplate, genomes: np.ndarray, batch: np.ndarray, re
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     count = len(genomes)
     print(
-        f"    jax handler: no JAX env for this game in the project, so brain steps only: the JAX "
+        f"    jax brain steps (the jax handler's games: --part jax): the JAX "
         f"batch brain on P={count} recorded observations {repeats * count / wall:,.0f} brain "
         f"steps/s wall, {repeats * count / cpu:,.0f} per CPU s ({jax.devices()[0].platform}, "
         "float32, jit, compile excluded)"
