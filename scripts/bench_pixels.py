@@ -40,7 +40,7 @@ Usage: python scripts/bench_pixels.py [--quick] [--budget 600] [--population 256
 ``--quick``: budget 60 s, P = 64 on Atari, fewer repeats (2 min 42 s here; ``--budget 300``:
 8 min 52 s; the default budget, 600 s, trains 300 s longer).
 ``python scripts/bench_pixels.py --part jax [--games Breakout ...] [--jax-populations 256 4096]
-[--steps 20000000]``.
+[--steps 20000000] [--skip-training]`` (``--skip-training``: speed only).
 """
 
 from __future__ import annotations
@@ -385,8 +385,9 @@ def jax_part(args: argparse.Namespace) -> None:
     rng = np.random.default_rng(1)
     for game in args.games:
         jax_speed(game, args.jax_populations, rng)
-    for game in args.games:
-        jax_learning(game, args.steps)
+    if not args.skip_training:
+        for game in args.games:
+            jax_learning(game, args.steps)
     print(f"done, {load()}")
 
 
@@ -401,7 +402,9 @@ def main() -> None:
     parser.add_argument("--budget", type=float, help="training seconds on MinAtar (600)")
     parser.add_argument("--population", type=int, default=256)
     parser.add_argument("--sequential", type=int, help="individuals run sequentially (64/16)")
-    parser.add_argument("--skip-training", action="store_true", help="part 2-4 only")
+    parser.add_argument(
+        "--skip-training", action="store_true", help="numpy: parts 2-4 only; jax: part 5 only"
+    )
     args = parser.parse_args()
     if args.part == "jax":
         jax_part(args)
