@@ -74,7 +74,6 @@ def add_override_arguments(
     handlers: list[str],
     handler_help: str,
     generations_help: str,
-    jax: bool = True,
 ) -> None:
     """The options that override the config's evaluation section and number_generations, and
     --quiet (train and sweep share them)."""
@@ -87,20 +86,15 @@ def add_override_arguments(
         "--scheduler",
         help="existing Dask scheduler: tcp://HOST:PORT or a scheduler file (default: LocalCluster)",
     )
-    if jax:
-        parser.add_argument(
-            "--vectorize",
-            nargs="?",
-            const=True,
-            default=None,
-            choices=["jax"],
-            help="mp/dask workers evaluate vectorized (numpy lockstep); --vectorize jax: Dask "
-            "workers run one compiled JAX program per chunk",
-        )
-    else:
-        parser.add_argument(
-            "--vectorize", action="store_true", default=None, help="workers evaluate vectorized"
-        )
+    parser.add_argument(
+        "--vectorize",
+        nargs="?",
+        const=True,
+        default=None,
+        choices=["jax"],
+        help="mp/dask workers evaluate vectorized (numpy lockstep); --vectorize jax: Dask "
+        "workers run one compiled JAX program per chunk",
+    )
     parser.add_argument("--generations", type=int, help=generations_help)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 

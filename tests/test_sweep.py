@@ -176,6 +176,24 @@ def test_a_sweep_on_an_in_process_handler_equals_train(tmp_path, handler):
             assert_same_run(run_dir, alone)
 
 
+@pytest.mark.slow
+def test_a_dask_sweep_with_vectorize_jax_equals_the_jax_handler(tmp_path):
+    """``--vectorize jax`` on the sweep's command line: Dask workers (a LocalCluster) run each
+    chunk as one compiled JAX program, and every run equals ``train`` on the jax handler."""
+    require("jax")
+    changes: dict[str, Any] = {"number_generations": 3}
+    changes["environment"] = {"id": "CartPole-v1", "backend": "gymnax"}
+    config = sweep_config(tmp_path, **changes)
+    out = tmp_path / "sweep"
+    args = [str(config), "--seeds", "1-2", "--set", "optimizer.sigma=0.3", "--out", str(out)]
+    options = ["--handler", "dask", "--workers", "2", "--vectorize", "jax", "--quiet"]
+    assert sweep_cli.main([*args, *options]) == 0
+    for seed in (1, 2):
+        run_dir = out / "base" / f"seed-{seed}"
+        assert json.loads((run_dir / "config.json").read_text())["evaluation"]["vectorize"] == "jax"
+        assert_same_run(run_dir, train_alone(tmp_path, config, 0.3, seed, "jax"))
+
+
 def test_a_handler_without_a_pool_is_refused_by_a_sweep_in_one_line() -> None:
     """A registered handler that is no PoolHandler cannot be shared: a UserError naming the
     field, before any run starts."""

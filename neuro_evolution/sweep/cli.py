@@ -70,7 +70,6 @@ def build_parser() -> argparse.ArgumentParser:
         handler_names(),
         "shared pool (default: mp)",
         "override number_generations",
-        jax=False,
     )
     parser.add_argument(
         "--parallel-runs",
