@@ -3,7 +3,7 @@
 The conv brain takes its weights from the numpy batch brain (the genome layout is written once,
 in ``conv.py``), with the brain axis P first. Every brain has its own kernels, so a layer is
 one batched matrix product: the image's k x k patches (P, Ho·Wo, k·k·C) times the kernels
-(P, k·k·C, O) -- on a CPU about 2.5x faster than ``lax.conv_general_dilated`` mapped over P.
+(P, k·k·C, O), which a CPU runs faster than ``lax.conv_general_dilated`` mapped over P.
 Pooling is ``jax.lax.reduce_window``.
 A composed brain chains its parts' JAX brains: part i's raw outputs are part i+1's inputs, the
 state is the tuple of the parts' states, and the noise columns are split among the parts in
