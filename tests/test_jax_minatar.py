@@ -6,6 +6,7 @@ refused in one line."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,21 @@ def test_minatar_spaces_are_the_minatar_packages(env_id: str) -> None:
     again, _ = env.reset(seed=2**40 + 5)
     assert np.array_equal(first, again)
     assert env.env.time_limit == (2500 if env_id == "Freeway-MinAtar" else 1000)
+
+
+@pytest.mark.parametrize("env_id", MINATAR_ENVS)
+def test_playing_a_minatar_game_warns_nothing(env_id: str) -> None:
+    """gymnax's MinAtar code makes JAX warn on every trace (a bool scatter; Freeway's int64
+    cars); the env silences those inside gymnax alone, so a run prints no warning line."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        env = environment(env_id).make_jax_env()
+        _, state = jax.jit(env.reset)(jax.random.PRNGKey(0))
+        jax.jit(env.step)(state, jnp.int32(1))
+        warnings.warn("scatter inputs have incompatible types: ours", FutureWarning, stacklevel=1)
+    assert [str(w.message) for w in caught] == [
+        "scatter inputs have incompatible types: ours"
+    ]  # silenced in gymnax's code only
 
 
 def test_a_shipped_minatar_config_trains_two_generations_and_names_its_env(

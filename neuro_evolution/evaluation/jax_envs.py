@@ -21,8 +21,10 @@ How the envs differ from the Gymnasium env of the same name: ``docs/jax.md``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import gymnasium as gym
@@ -42,6 +44,22 @@ BRAX_ENVS = ("ant", "halfcheetah", "hopper", "humanoid", "inverted_pendulum",
              "inverted_double_pendulum", "pusher", "reacher", "walker2d")  # fmt: skip
 BRAX_EPISODE_STEPS = 1000  # as Gymnasium's MuJoCo locomotion envs (Brax envs have no limit)
 NO_LIMIT = 2**30  # gymnax's own time limit is switched off: truncation is ours
+# What JAX warns about in gymnax 0.0.9's own MinAtar code, once per trace: the observation is
+# built by setting ints and floats into a bool array, and Freeway asks for int64 cars without
+# x64 (int32 holds them). The bits are right and nobody using this package can act on it, so
+# these two are silenced inside gymnax's calls alone.
+GYMNAX_NOISE: tuple[tuple[str, type[Warning]], ...] = (
+    ("scatter inputs have incompatible types", FutureWarning),
+    ("Explicitly requested dtype int64 requested in array is not available", UserWarning),
+)
+
+
+@contextlib.contextmanager
+def _gymnax_quiet() -> Iterator[None]:
+    with warnings.catch_warnings():
+        for message, category in GYMNAX_NOISE:
+            warnings.filterwarnings("ignore", message=message, category=category)
+        yield
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,7 +147,8 @@ def make_gymnax(env_id: str, kwargs: dict, path: str = "environment") -> JaxEnv:
     """A gymnax classic-control or MinAtar env; ``kwargs``: ``max_episode_steps``, EnvParams
     fields, and for MinAtar ``sticky_action_prob`` (default 0: gymnax's game) and
     ``use_minimal_action_set`` (default true: the action set of ``MinAtar/<Game>-v1``)."""
-    env, params = _gymnax_env(env_id, kwargs, path)
+    with _gymnax_quiet():
+        env, params = _gymnax_env(env_id, kwargs, path)
     minatar = env_id in MINATAR_ENVS
     fields = {f.name for f in dataclasses.fields(params)} - {"max_steps_in_episode"}
     ours = {"max_episode_steps"} | (MINATAR_OPTIONS if minatar else set())
@@ -139,7 +158,9 @@ def make_gymnax(env_id: str, kwargs: dict, path: str = "environment") -> JaxEnv:
         max_steps_in_episode=NO_LIMIT, **{k: v for k, v in kwargs.items() if k not in ours}
     )
     sticky = _sticky_probability(kwargs, path) if minatar else 0.0
-    observation_space = _gym_space(env.observation_space(params))
+    with _gymnax_quiet():
+        observation_space = _gym_space(env.observation_space(params))
+        action_space = _gym_space(env.action_space(params))
     if minatar:  # 0/1 planes, as the minatar package's Box(0, 1, (10, 10, C), bool)
         shape = observation_space.shape
         observation_space = gym.spaces.Box(0, 1, shape, dtype=bool)
@@ -148,7 +169,8 @@ def make_gymnax(env_id: str, kwargs: dict, path: str = "environment") -> JaxEnv:
         return observation.astype(bool) if minatar else observation
 
     def reset(key: jax.Array) -> tuple[jax.Array, Any]:
-        observation, state = env.reset_env(key, params)
+        with _gymnax_quiet():
+            observation, state = env.reset_env(key, params)
         step_key = jax.random.fold_in(key, STEP_STREAM)
         return observe(observation), GymnaxState(state, step_key, jnp.int32(0))
 
@@ -159,7 +181,8 @@ def make_gymnax(env_id: str, kwargs: dict, path: str = "environment") -> JaxEnv:
             env_key, sticky_key = jax.random.split(env_key)
             repeat = jax.random.uniform(sticky_key) < sticky
             action = jnp.where(repeat, state.last_action.astype(action.dtype), action)
-        observation, inner, reward, done, _ = env.step_env(env_key, state.env, action, params)
+        with _gymnax_quiet():
+            observation, inner, reward, done, _ = env.step_env(env_key, state.env, action, params)
         last = action.astype(jnp.int32) if minatar else state.last_action
         state = GymnaxState(inner, key, jnp.reshape(last, ()))
         return observe(observation), state, jnp.reshape(reward, ()), jnp.reshape(done, ())
@@ -170,7 +193,7 @@ def make_gymnax(env_id: str, kwargs: dict, path: str = "environment") -> JaxEnv:
         step=step,
         time_limit=time_limit,
         observation_space=observation_space,
-        action_space=_gym_space(env.action_space(params)),
+        action_space=action_space,
     )
 
 
