@@ -31,7 +31,9 @@ configs/minatar_breakout.json and configs/atari_qbert.json):
    handler at each ``--jax-populations`` P (256 and 4,096) next to the numpy lockstep
    (vectorized) handler on the ``minatar`` package's game (``minatar:MinAtar/<Game>-v1``, the same
    genomes: N(0, 0.5) brains of the config's template), and the jax handler's compile seconds
-   (excluded from its rate), wall rates beside them.
+   (excluded from its rate), wall rates beside them. Beside them, the JAX brain alone: the same
+   P brains stepped in one compiled loop over observations the game recorded (random actions),
+   brain steps per CPU second -- no handler on this device runs faster than its brain.
 6. The held-out score of each config trained for ``--steps`` env steps (default 20M; its
    candidate on the config's validation seeds), next to the anchors: gymnax-blines' PPO at
    about 10M env steps (``agents/<game>/ppo.pkl``) and, for Breakout, its GA.
@@ -337,9 +339,55 @@ def jax_speed(game: str, populations: list[int], rng: np.random.Generator) -> No
             f"wall; {numpy_steps / episodes:.0f} steps/episode); jax/numpy per CPU s "
             f"{jax_rate / numpy_rate:.1f}x"
         )
+        ceiling = jax_brain_alone(template, spec, genomes)
+        print(
+            f"           the JAX brain alone {ceiling:>12,.0f} brain steps per CPU s on the "
+            f"game's observations: {ceiling / numpy_rate:.1f}x numpy lockstep, the jax handler's "
+            "ceiling here"
+        )
     print(f"    jax device: {device}")
     if game == "Breakout":
         print(f"    anchor: {SPEED_ANCHOR}")
+
+
+def jax_brain_alone(template: BrainTemplate, spec: RunnerSpec, genomes: np.ndarray) -> float:
+    """Brain steps per CPU second of the config's JAX brain alone: P brains stepped 64 times in
+    one compiled loop over 16 observations per lane that the game recorded (random actions)."""
+    import jax
+    import jax.numpy as jnp
+
+    from neuro_evolution.brains.jax_brains import encode_inputs
+    from neuro_evolution.brains.jax_lookup import jax_brain
+
+    count, frames, steps = len(genomes), 16, 64
+    env = spec.environment.make_jax_env()
+    keys = jax.random.split(jax.random.PRNGKey(SEED), count)
+    observation, state = jax.vmap(env.reset)(keys)
+    recorded = []
+    actions = np.random.default_rng(SEED).integers(0, env.action_space.n, (frames, count))
+    for action in actions:  # a lane whose game ended keeps its last frames: inputs all the same
+        recorded.append(observation)
+        observation, state, _, _ = jax.vmap(env.step)(state, jnp.asarray(action, jnp.int32))
+    brain = jax_brain(template)
+    params = brain.params(genomes, jnp.float32)
+    inputs = jnp.stack([encode_inputs(template.io, o, jnp.float32) for o in recorded])
+
+    def loop(params, inputs):
+        def body(t, carry):
+            state, _ = carry
+            return brain.step(params, state, inputs[t % frames], None)
+
+        first = brain.step(params, brain.initial_state(params), inputs[0], None)
+        return jax.lax.fori_loop(1, steps, body, first)
+
+    compiled = jax.jit(loop).lower(params, inputs).compile()
+    jax.block_until_ready(compiled(params, inputs))
+    best = float("inf")
+    for _ in range(3):
+        cpu = time.process_time()
+        jax.block_until_ready(compiled(params, inputs))
+        best = min(best, time.process_time() - cpu)
+    return steps * count / best
 
 
 def jax_learning(game: str, budget: int) -> None:
