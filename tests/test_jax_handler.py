@@ -3,6 +3,7 @@ solves, exact resume, Dask workers on the JAX path, and one-line refusals."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -209,7 +210,7 @@ def test_dask_workers_on_the_jax_path_give_the_jax_handlers_results() -> None:
     assert [r.fitness for r in got] == [r.fitness for r in expected]
 
 
-def test_jax_handler_refuses_a_gymnasium_env_and_novelty_in_one_line() -> None:
+def test_jax_handler_refuses_a_gymnasium_env_and_a_state_behaviour_in_one_line() -> None:
     """What the JAX path cannot run is a ConfigError naming the field, at start."""
     gym_spec = RunnerSpec(
         environment=parse(EnvironmentConfig, {"id": "CartPole-v1"}, "environment"),
@@ -221,10 +222,87 @@ def test_jax_handler_refuses_a_gymnasium_env_and_novelty_in_one_line() -> None:
     novelty = RunnerSpec(
         environment=spec_for("CartPole-v1").environment,
         episode_runner=EpisodeRunnerConfig(),
-        novelty=parse(NoveltyConfig, {}, "novelty"),
+        novelty=parse(NoveltyConfig, {"behavior_source": "state"}, "novelty"),
     )
-    with pytest.raises(ConfigError, match=r"^novelty: the JAX path records no behaviour"):
+    with pytest.raises(ConfigError, match=r"^novelty\.behavior_source: the JAX path records "):
         JaxHandler().start(template, novelty)
+
+
+@pytest.mark.parametrize(
+    ("env_id", "source", "interval", "cap"),
+    [  # the cap reached within the first episode / across episodes / never (zero padding)
+        ("CartPole-v1", "observation", 1, 6),
+        ("CartPole-v1", "action", 3, 40),
+        ("Breakout-MinAtar", "observation", 2, 12),
+        ("Pendulum-v1", "action", 50, 10),
+    ],
+)
+def test_jax_handler_records_the_sequential_runners_behaviours(
+    env_id: str, source: str, interval: int, cap: int
+) -> None:
+    """With novelty on, each training evaluation's behaviour (samples every ``interval`` steps
+    over its episodes in order, at most ``cap``, zero-padded) equals the sequential runner's in
+    float64; validation records none."""
+    novelty = {"behavior_source": source, "behavioral_interval": interval,
+               "behavioral_max_length": cap}  # fmt: skip
+    spec = dataclasses.replace(
+        spec_for(env_id, number_fitness_runs=3, max_steps_per_run=60),
+        observation_normalization=None,
+        novelty=parse(NoveltyConfig, novelty, "novelty"),
+    )
+    brain: dict[str, Any] = {"type": "CTRNN", "number_neurons": 4, "delta_t": 0.5}
+    if env_id.endswith("MinAtar"):
+        conv = {"type": "conv", "layers": [{"channels": 2, "kernel": 3, "pool": "max"}]}
+        brain = {"type": "composed", "parts": [conv, brain]}
+    template = template_for(spec, brain)
+    genomes = np.random.default_rng(6).normal(0.0, 1.0, (7, template.genome_size))
+    seeds = np.arange(7) + 30
+    with jax.enable_x64(True), SequentialHandler() as sequential, JaxHandler("float64") as fast:
+        sequential.start(template, spec)
+        fast.start(template, spec)
+        expected = sequential.batch_evaluate(genomes, seeds)
+        got = fast.batch_evaluate(genomes, seeds)
+        validation = fast.batch_evaluate(genomes, seeds, EvaluationContext(validation=True))
+    assert [r.steps for r in got] == [r.steps for r in expected]
+    for a, b in zip(got, expected):
+        assert a.behavior is not None and b.behavior is not None
+        assert a.behavior.shape == b.behavior.shape
+        np.testing.assert_allclose(a.behavior, b.behavior, rtol=1e-9, atol=1e-12)
+    assert all(r.behavior is None for r in validation)
+    lengths = [len(r.behavior) for r in got]
+    assert len(set(lengths)) == 1 and lengths[0] % cap == 0
+
+
+def test_a_novelty_run_on_the_jax_handler_is_the_sequential_run() -> None:
+    """configs/cartpole_jax.json with novelty on actions, 3 generations: the jax handler's log
+    (selection on fitness and novelty ranks) and archive are the sequential handler's, float64."""
+    from neuro_evolution.evaluation.handlers import make_handler
+
+    data = json.loads((ROOT / "configs" / "cartpole_jax.json").read_text())
+    data.update(number_generations=3, validation=None)
+    data["optimizer"]["population_size"] = 12
+    data["episode_runner"]["number_fitness_runs"] = 2
+    data["novelty"] = {
+        "novelty_weight": 0.6,
+        "behavior_source": "action",
+        "behavioral_max_length": 30,
+        "recorded_behaviors_per_generation": 3,
+    }
+
+    def run(handler):
+        experiment = Experiment(parse_config(data), handler=handler)
+        try:
+            experiment.run()
+        finally:
+            handler.close()
+        log = [{k: v for k, v in r.to_dict().items() if k != "wall_time"} for r in experiment.log]
+        return log, experiment.novelty.behaviors
+
+    with jax.enable_x64(True):
+        expected_log, expected_archive = run(make_handler("sequential"))
+        log, archive = run(JaxHandler("float64"))
+    assert log == expected_log
+    assert np.array_equal(archive, expected_archive) and len(archive) == 9
 
 
 BLOCK_JAX = textwrap.dedent(

@@ -19,6 +19,11 @@ with ``parameter_perturbations`` draws its step-t noise from ``fold_in(fold_in(r
 with ``jax.random.normal`` -- not numpy's generator, so noisy brains score differently here than
 on the numpy handlers (noise-free ones follow the same formulas, see ``docs/jax.md``). Observation
 statistics are summed per episode, then over an individual's episodes in the order k = 0 .. R-1.
+With novelty on, a training episode writes its behaviour samples (the action, or the observation
+the step returned, every ``behavioral_interval`` steps from its first, at most
+``behavioral_max_length``) into its task's rows; the host joins an individual's episodes in order
+(:func:`~neuro_evolution.optimizers.novelty.join_episode_samples`), as the sequential runner's
+recorder does.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.brains.jax_brains import JaxBrain, decode_actions, encode_inputs
 from neuro_evolution.evaluation.episode import EpisodeOutcome, EpisodeRunnerConfig
 from neuro_evolution.evaluation.jax_envs import JaxEnv
+from neuro_evolution.optimizers.novelty import NoveltyConfig
 
 NOISE_STREAM = 1  # fold_in(reset key, NOISE_STREAM): the brain-noise key of an episode
 
@@ -54,14 +60,17 @@ class EpisodeCarry(NamedTuple):
     lane_stats: Any  # (P, 1 + 2D) observation statistics of each lane's episode, (P, 0) if none
     outcome: Any  # EpisodeOutcome of (R·P,) arrays, written when a task's episode ends
     task_stats: Any  # (R·P, 1 + 2D) observation statistics per task, (R·P, 0) if none
+    samples: Any  # (R·P·S, B) behaviour samples, S per task, (0, 0) if none
 
 
 class GenerationOutput(NamedTuple):
-    """What the program returns: per-episode outcomes of (R, P) arrays, and observation
-    statistics (P, 1 + 2D) when recorded (None otherwise)."""
+    """What the program returns: per-episode outcomes of (R, P) arrays, observation
+    statistics (P, 1 + 2D) when recorded and behaviour samples (R, P, S, B) when recorded
+    (None otherwise)."""
 
     episodes: EpisodeOutcome
     stats: Any
+    samples: Any = None
 
 
 class GenerationProgram:
@@ -74,9 +83,10 @@ class GenerationProgram:
         env: JaxEnv,
         rules: EpisodeRunnerConfig,
         dtype: Any,
+        novelty: NoveltyConfig | None = None,
     ):
         self.template, self.brain, self.env, self.rules = template, brain, env, rules
-        self.dtype = dtype
+        self.dtype, self.novelty = dtype, novelty
         self._compiled: dict[tuple, Any] = {}
         self.compilations = 0
         self.compile_seconds = 0.0
@@ -87,9 +97,11 @@ class GenerationProgram:
         reset_keys: np.ndarray,
         scaler: tuple[np.ndarray, np.ndarray, float] | None,
         record_stats: bool,
+        record_behavior: bool = False,
     ) -> GenerationOutput:
-        """Per-episode outcomes as (R, P) arrays, and the observation statistics (P, 1 + 2D)
-        when ``record_stats``; ``reset_keys`` is (R, P, 2) uint32."""
+        """Per-episode outcomes as (R, P) arrays, the observation statistics (P, 1 + 2D)
+        when ``record_stats`` and the behaviour samples (R, P, S, B) when ``record_behavior``
+        (novelty on); ``reset_keys`` is (R, P, 2) uint32."""
         keys = jnp.asarray(reset_keys)
         scale_args: tuple[Any, ...] = ()
         if scaler is not None:
@@ -100,23 +112,42 @@ class GenerationProgram:
                 jnp.asarray(clip, self.dtype),
             )
         args = (params, keys, *scale_args)
-        signature = (keys.shape, scaler is not None, record_stats)
+        record_behavior = record_behavior and self.novelty is not None
+        signature = (keys.shape, scaler is not None, record_stats, record_behavior)
         compiled = self._compiled.get(signature)
         if compiled is None:
             start = time.perf_counter()
-            function = jax.jit(self._program(scaler is not None, record_stats))
+            function = jax.jit(self._program(scaler is not None, record_stats, record_behavior))
             compiled = function.lower(*args).compile()
             self.compile_seconds += time.perf_counter() - start
             self.compilations += 1
             self._compiled[signature] = compiled
-        episodes, stats = compiled(*args)
+        episodes, stats, samples = compiled(*args)
         outcome = EpisodeOutcome(*(np.asarray(value) for value in episodes))
-        return GenerationOutput(outcome, None if stats is None else np.asarray(stats))
+        return GenerationOutput(
+            outcome,
+            None if stats is None else np.asarray(stats),
+            None if samples is None else np.asarray(samples),
+        )
 
-    def _program(self, scaled: bool, record_stats: bool):
+    def _behavior_shape(self, record_behavior: bool) -> tuple[int, int]:
+        """(samples per episode S, values per sample B) of the behaviour record; (0, 0) off."""
+        novelty = self.novelty
+        if not record_behavior or novelty is None:
+            return 0, 0
+        if novelty.behavior_source == "action":
+            size = self.env.action_space.shape
+        else:
+            size = self.env.observation_space.shape
+        return novelty.behavioral_max_length, int(np.prod(size or (1,), dtype=np.int64))
+
+    def _program(self, scaled: bool, record_stats: bool, record_behavior: bool):
         brain, env, rules, dtype = self.brain, self.env, self.rules, self.dtype
         io = self.template.io
         width = 1 + 2 * io.input_size if record_stats else 0
+        per_task, breadth = self._behavior_shape(record_behavior)
+        interval = self.novelty.behavioral_interval if self.novelty is not None else 1
+        by_action = self.novelty is not None and self.novelty.behavior_source == "action"
         noise_size = brain.noise_size
         reset = jax.vmap(env.reset)
         step = jax.vmap(env.step)
@@ -150,8 +181,16 @@ class GenerationProgram:
                     )
                 )(noise_keys[jnp.minimum(carry.task, tasks - 1)], carry.steps)
             brain_state, outputs = brain.step(carry.brain_params, carry.brain_state, inputs, noise)
-            obs, env_state, reward, terminated = step(carry.env_state, decode_actions(io, outputs))
+            actions = decode_actions(io, outputs)
+            obs, env_state, reward, terminated = step(carry.env_state, actions)
             active = carry.active
+            samples = carry.samples
+            if per_task:  # the step's sample, at row task·S + its index in the episode
+                index = carry.steps // interval
+                taken = active & (carry.steps % interval == 0) & (index < per_task)
+                row = jnp.where(taken, carry.task * per_task + index, tasks * per_task)
+                value = (actions if by_action else obs).reshape(actions.shape[0], -1)
+                samples = samples.at[row].set(value.astype(dtype), mode="drop")
             steps = carry.steps + active
             truncated = steps >= env.time_limit
             episode_return = carry.episode_return + jnp.where(active, reward.astype(dtype), 0)
@@ -187,6 +226,7 @@ class GenerationProgram:
                 lane_stats=jnp.where(done[:, None], 0, lane_stats).astype(dtype),
                 outcome=written,
                 task_stats=task_stats,
+                samples=samples,
             )
             return jax.lax.cond(
                 jnp.any(fresh), lambda c: refill(c, fresh, params, keys), lambda c: c, carry
@@ -234,6 +274,7 @@ class GenerationProgram:
                     cut=no,
                 ),
                 task_stats=jnp.zeros((tasks, width), dtype=dtype),
+                samples=jnp.zeros((tasks * per_task, breadth), dtype=dtype),
             )
             out = jax.lax.while_loop(
                 lambda c: jnp.any(c.active),
@@ -247,6 +288,9 @@ class GenerationProgram:
                 stats = per_run[0]
                 for k in range(1, runs):
                     stats = stats + per_run[k]
-            return GenerationOutput(episodes, stats)
+            samples = None
+            if per_task:
+                samples = out.samples.reshape(runs, count, per_task, breadth)
+            return GenerationOutput(episodes, stats, samples)
 
         return program

@@ -91,6 +91,26 @@ class BehaviorRecorder:
         return padded.reshape(-1)
 
 
+def join_episode_samples(samples: np.ndarray, steps: np.ndarray, interval: int) -> np.ndarray:
+    """The behaviours of P individuals from each episode's own samples, as
+    :class:`BehaviorRecorder` records them over an evaluation's episodes in order.
+
+    ``samples`` (R, P, S, B): episode k's samples from its first step, every ``interval`` steps,
+    at most S (the cap) each; ``steps`` (R, P): the episodes' lengths. Episode k adds its
+    ceil(steps / interval) samples after the earlier episodes' until S are taken; the rest is
+    zero. Returns (P, S·B) float64.
+    """
+    runs, count, cap, width = samples.shape
+    joined = np.zeros((count, cap, width))
+    filled = np.zeros(count, dtype=np.int64)
+    for k in range(runs):
+        taken = np.minimum(-(-steps[k].astype(np.int64) // interval), cap - filled)
+        for i in np.flatnonzero(taken):
+            joined[i, filled[i] : filled[i] + taken[i]] = samples[k, i, : taken[i]]
+        filled += taken
+    return joined.reshape(count, cap * width)
+
+
 def euclidean_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(len(a), len(b)) euclidean distances between rows."""
     difference = a[:, None, :] - b[None, :, :]

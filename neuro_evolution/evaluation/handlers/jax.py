@@ -39,6 +39,7 @@ from neuro_evolution.evaluation.handlers.options import (
     EvaluationConfig,
     option_path,
 )
+from neuro_evolution.optimizers.novelty import join_episode_samples
 from neuro_evolution.support.errors import ConfigError
 from neuro_evolution.support.seeds import episode_seeds
 
@@ -59,11 +60,11 @@ class JaxWorkerState:
             raise ConfigError(
                 option_path("precision"), f"must be float32 or float64, got {precision!r}"
             )
-        if spec.novelty is not None:
+        if spec.novelty is not None and spec.novelty.behavior_source == "state":
             raise ConfigError(
-                "novelty",
-                "the JAX path records no behaviour for novelty; set novelty to null or use "
-                "another evaluation handler",
+                "novelty.behavior_source",
+                "the JAX path records the action or the observation, not env.unwrapped.state; "
+                "use action or observation, or another evaluation handler",
             )
         if spec.measures:
             # objectives (NSGA2) carry a sense, QD descriptors do not
@@ -81,7 +82,9 @@ class JaxWorkerState:
             env = spec.environment.make_jax_env()
             brain = jax_brain(template)
             dtype = self.jax.numpy.float64 if precision == "float64" else self.jax.numpy.float32
-            self.program = GenerationProgram(template, brain, env, spec.episode_runner, dtype)
+            self.program = GenerationProgram(
+                template, brain, env, spec.episode_runner, dtype, spec.novelty
+            )
         self.device = str(self.jax.devices()[0])
         self.evaluation_seconds = 0.0  # wall time of evaluations, compilations excluded
         self.env_steps = 0  # env steps of those evaluations (validation included)
@@ -109,6 +112,7 @@ class JaxWorkerState:
             )
         scaler = context.observation_scaler
         record = self.spec.observation_normalization is not None and not context.validation
+        novelty = None if context.validation else self.spec.novelty
         with self._precision():
             params = self.program.brain.params(genomes, self.program.dtype)
             output = self.program.run(
@@ -116,6 +120,7 @@ class JaxWorkerState:
                 keys,
                 None if scaler is None else (scaler.mean, scaler.scale, scaler.clip),
                 record,
+                novelty is not None,
             )
         run = output.episodes
         episodes = [
@@ -130,12 +135,16 @@ class JaxWorkerState:
         ]
         score = rules.score(episodes)
         stats = output.stats.astype(np.float64) if output.stats is not None else None
+        behaviors = None
+        if novelty is not None and output.samples is not None:
+            behaviors = join_episode_samples(output.samples, run.steps, novelty.behavioral_interval)
         results = [
             EvaluationResult(
                 fitness=float(score.fitness[i]),
                 steps=int(score.steps[i]),
                 terminated=int(score.terminated[i]),
                 truncated=int(score.truncated[i]),
+                behavior=None if behaviors is None else behaviors[i],
                 observation_stats=None if stats is None else stats[i].copy(),
             )
             for i in range(len(genomes))
