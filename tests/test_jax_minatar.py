@@ -296,6 +296,7 @@ def test_the_jax_handler_refuses_qd_descriptors_on_minatar(
     """A MAP-Elites run (per-episode measures) on the jax handler: one line, exit 2, no run."""
     data = minatar_config(
         number_generations=1,
+        novelty=None,  # the shipped config's; MAP-Elites cannot take it (another refusal)
         optimizer={"type": "MAP_ELITES", "batch_size": 8,
                    "descriptors": [{"name": "reward", "source": "reward", "reduce": "sum",
                                     "low": 0, "high": 10, "bins": 4}]},
