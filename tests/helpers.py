@@ -60,6 +60,21 @@ def small_config(**changes: Any) -> dict[str, Any]:
 VALIDATION_COLUMNS = ("validation_mean", "validation_std", "validation_min", "validation_steps")
 
 
+def novelty_run(data: dict[str, Any], handler: Any) -> tuple[list[dict[str, Any]], np.ndarray]:
+    """Run config ``data`` on ``handler`` (closed after): its log rows without wall time, and
+    the novelty archive's behaviours."""
+    from neuro_evolution.run.experiment import Experiment
+
+    experiment = Experiment(parse_config(data), handler=handler)
+    try:
+        experiment.run()
+    finally:
+        handler.close()
+    log = [{k: v for k, v in r.to_dict().items() if k != "wall_time"} for r in experiment.log]
+    assert experiment.novelty is not None
+    return log, experiment.novelty.behaviors
+
+
 def without_end_validation(log: list[dict[str, Any]], ended_after: int) -> list[dict[str, Any]]:
     """``log`` of a run that first ended after ``ended_after`` generations and was then extended,
     with that end's validation blanked: a run validates after its last generation, so an extended

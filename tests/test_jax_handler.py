@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import assert_identical, kill_then_resume, require, small_config
+from helpers import assert_identical, kill_then_resume, novelty_run, require, small_config
 
 require("jax")
 import jax  # noqa: E402
@@ -288,19 +288,9 @@ def test_a_novelty_run_on_the_jax_handler_is_the_sequential_run() -> None:
         "behavioral_max_length": 30,
         "recorded_behaviors_per_generation": 3,
     }
-
-    def run(handler):
-        experiment = Experiment(parse_config(data), handler=handler)
-        try:
-            experiment.run()
-        finally:
-            handler.close()
-        log = [{k: v for k, v in r.to_dict().items() if k != "wall_time"} for r in experiment.log]
-        return log, experiment.novelty.behaviors
-
     with jax.enable_x64(True):
-        expected_log, expected_archive = run(make_handler("sequential"))
-        log, archive = run(JaxHandler("float64"))
+        expected_log, expected_archive = novelty_run(data, make_handler("sequential"))
+        log, archive = novelty_run(data, JaxHandler("float64"))
     assert log == expected_log
     assert np.array_equal(archive, expected_archive) and len(archive) == 9
 

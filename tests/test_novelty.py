@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import small_config
+from helpers import novelty_run, small_config
 
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.core.schema import ConfigError
@@ -166,19 +166,9 @@ def test_novelty_runs_identically_with_every_local_handler():
     novelty = {"novelty_weight": 0.7, "behavioral_max_length": 15, "behavior_source": "action"}
     data = small_config(number_generations=2, novelty=novelty)
 
-    def run(handler):
-        experiment = Experiment(parse_config(data), handler=handler)
-        try:
-            experiment.run()
-        finally:
-            handler.close()
-        return [
-            {k: v for k, v in row.to_dict().items() if k != "wall_time"} for row in experiment.log
-        ], (experiment.novelty.behaviors)
-
-    expected_log, expected_archive = run(make_handler("sequential"))
+    expected_log, expected_archive = novelty_run(data, make_handler("sequential"))
     for handler in (make_handler("mp", workers=2), make_handler("vectorized")):
-        log, archive = run(handler)
+        log, archive = novelty_run(data, handler)
         assert log == expected_log
         assert np.array_equal(archive, expected_archive)
 
