@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from helpers import novelty_run, small_config
 
+import neuro_evolution.optimizers.novelty as novelty_module
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.evaluation.environment import EnvironmentConfig
@@ -19,6 +20,18 @@ from neuro_evolution.optimizers.novelty import (
 )
 from neuro_evolution.optimizers.shaping import unit_ranks
 from neuro_evolution.run.experiment import Experiment, build_template
+
+
+def test_euclidean_distances_in_blocks_are_the_same_bits(monkeypatch) -> None:
+    """Blocks bound the memory of long behaviours (a 1-row block here) without changing a bit
+    of any distance, so novelty ranks stay what they were."""
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(size=(9, 301)), rng.normal(size=(23, 301))
+    whole = euclidean_distances(a, b)
+    for block in (301, 3 * 301, 1):
+        monkeypatch.setattr(novelty_module, "DIFFERENCE_BLOCK", block)
+        assert np.array_equal(euclidean_distances(a, b), whole)
+    assert euclidean_distances(a[:0], b).shape == (0, 23)
 
 
 def test_euclidean_distances_match_a_plain_loop():

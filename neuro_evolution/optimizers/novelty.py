@@ -111,10 +111,25 @@ def join_episode_samples(samples: np.ndarray, steps: np.ndarray, interval: int) 
     return joined.reshape(count, cap * width)
 
 
+# Elements of one block of row differences (64 MB of float64): long behaviours (MinAtar
+# observations, 400 values a sample) against a full archive would otherwise need gigabytes.
+DIFFERENCE_BLOCK = 2**23
+
+
 def euclidean_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(len(a), len(b)) euclidean distances between rows."""
-    difference = a[:, None, :] - b[None, :, :]
-    return np.sqrt(np.einsum("ijk,ijk->ij", difference, difference))
+    """(len(a), len(b)) euclidean distances between rows, computed in blocks of rows of at most
+    :data:`DIFFERENCE_BLOCK` differences (each distance is the same sum whatever the blocks)."""
+    width = max(a.shape[1], 1)
+    columns = max(1, min(len(b), DIFFERENCE_BLOCK // width))
+    rows = max(1, DIFFERENCE_BLOCK // (width * columns))
+    result = np.empty((len(a), len(b)))
+    for i in range(0, len(a), rows):
+        for j in range(0, len(b), columns):
+            difference = a[i : i + rows, None, :] - b[None, j : j + columns, :]
+            result[i : i + rows, j : j + columns] = np.sqrt(
+                np.einsum("ijk,ijk->ij", difference, difference)
+            )
+    return result
 
 
 def _compressed_size(data: bytes) -> int:
