@@ -1,11 +1,14 @@
 """The Dask handler's waits end when announced: an address where nothing listens is refused
 within seconds (not after the client's 30 s connect timeout), and a run whose scheduler is lost
-ends within ``evaluation.reconnect_seconds`` (plus the time to save and exit). Real ``train``
-processes, a real ``dask scheduler`` and workers."""
+ends within ``evaluation.reconnect_seconds`` (plus the time to save and exit), and a silent
+scheduler does not hold a generation's start. Real ``train`` processes, a real ``dask
+scheduler`` and workers."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -14,6 +17,8 @@ from pathlib import Path
 
 import pytest
 from helpers import external_dask_cluster, small_config
+
+from neuro_evolution.evaluation.handlers.dask_pool import SLOTS_SECONDS, DaskPool
 
 REFUSED_WITHIN = 10.0  # seconds: importing Dask and one refused TCP connection
 EXIT_MARGIN = 15.0  # seconds past reconnect_seconds to save the checkpoint and exit
@@ -79,3 +84,26 @@ def test_a_lost_scheduler_ends_the_run_within_reconnect_seconds(tmp_path: Path) 
     assert train.returncode == 3, output
     assert "did not come back within 5 s" in output
     assert elapsed < 5 + EXIT_MARGIN, (elapsed, output)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_silent_scheduler_does_not_hold_a_generations_start(tmp_path: Path) -> None:
+    """Before each generation the pool asks an existing cluster for its thread count. A
+    scheduler that does not answer (paused here; one killed a moment before the client notices
+    holds it for the comm's 30 s) is given SLOTS_SECONDS, then the last count serves."""
+    with external_dask_cluster(tmp_path) as cluster:
+        pool = DaskPool(scheduler=cluster.address)
+        try:
+            chunks = pool.request_chunks()
+            scheduler = cluster.processes[0]
+            os.kill(scheduler.pid, signal.SIGSTOP)
+            try:
+                started = time.monotonic()
+                assert pool.request_chunks() == chunks
+                elapsed = time.monotonic() - started
+            finally:
+                os.kill(scheduler.pid, signal.SIGCONT)
+        finally:
+            pool.close()
+    assert SLOTS_SECONDS <= elapsed < SLOTS_SECONDS + 3.0, elapsed

@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import queue
+import time
 import uuid
 
 from distributed import Client, Future, LocalCluster
@@ -44,6 +45,10 @@ from neuro_evolution.support.console import info
 from neuro_evolution.support.errors import HandlerStartError
 
 WORKER_WAIT_SECONDS = 120  # for the first worker of an existing cluster to be there
+# At most this long to ask an existing cluster for its thread count before a generation: a
+# scheduler killed a moment ago (before the client noticed) would hold the question for the
+# comm's 30 s connect retries, a paused one for ever; the last count serves instead.
+SLOTS_SECONDS = 5.0
 
 
 class DaskPool(RunPool):
@@ -142,8 +147,12 @@ class DaskPool(RunPool):
         existing cluster come and go)."""
         client = self._client
         if client is not None and not dask_recovery.scheduler_lost(client):
-            with contextlib.suppress(OSError):  # lost just now: the last count serves
-                self.slots = self._cluster_slots(client)
+            with contextlib.suppress(OSError):  # lost or silent just now: the last count serves
+                self.slots = dask_recovery.call_interruptibly(
+                    lambda: self._cluster_slots(client),
+                    "dask-slots",
+                    time.monotonic() + SLOTS_SECONDS,
+                )
         return super().request_chunks()
 
     # --- runs: one plugin each ----------------------------------------------------------------
