@@ -144,9 +144,10 @@ class DaskPool(RunPool):
 
     def request_chunks(self) -> int:
         """As :meth:`RunPool.request_chunks`, for the slots the cluster has now (workers of an
-        existing cluster come and go)."""
+        existing cluster come and go; our LocalCluster keeps its worker count)."""
         client = self._client
-        if client is not None and not dask_recovery.scheduler_lost(client):
+        existing = self._cluster is None
+        if existing and client is not None and not dask_recovery.scheduler_lost(client):
             with contextlib.suppress(OSError):  # lost or silent just now: the last count serves
                 self.slots = dask_recovery.call_interruptibly(
                     lambda: self._cluster_slots(client),
