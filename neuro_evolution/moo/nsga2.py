@@ -97,9 +97,6 @@ class Nsga2Config(OptimizerConfig):
         doc="sbx_gaussian (unbounded genes: SBX + Gaussian mutation) or sbx_polynomial (genes"
         " kept in bounds: bounded SBX + polynomial mutation)",
     )
-    bounds: tuple[float, float] = option(
-        (0.0, 1.0), doc="[low, high] of every gene (variation: sbx_polynomial)"
-    )
     initial_gene_range: tuple[float, float] = option(
         (-1.0, 1.0), doc="[low, high]: first generation uniform here (variation: sbx_gaussian)"
     )
@@ -138,12 +135,18 @@ class Nsga2Config(OptimizerConfig):
 
     def validate(self, path: str) -> None:
         check_objectives(self.objectives, self.reference_point, self.candidate_objective, path)
-        for name in ("bounds", "initial_gene_range"):
-            low, high = getattr(self, name)
-            if not low < high:
-                raise ConfigError(
-                    join(path, name), f"must be [low, high] with low < high, got {[low, high]}"
-                )
+        low, high = self.initial_gene_range
+        if not low < high:
+            raise ConfigError(
+                join(path, "initial_gene_range"),
+                f"must be [low, high] with low < high, got {[low, high]}",
+            )
+        if self.variation == "sbx_polynomial" and self.bounds is None:
+            raise ConfigError(
+                join(path, "bounds"),
+                'variation sbx_polynomial keeps genes in bounds: give bounds {"low": ...,'
+                ' "high": ...}',
+            )
 
     @property
     def lambda_(self) -> int:
@@ -179,7 +182,6 @@ class NSGA2(Optimizer):
         self.senses = senses(config.objectives)
         self.observation_size = 0  # > 0 once keep_scalers was called
         self._rng = owned_generator(seed, GENERATOR_PURPOSE)
-        self._generation = 0
         self._objective_count = 0  # set by the first tell
         self._genomes = np.zeros((0, genome_size))
         self._objectives = np.zeros((0, 0))
@@ -195,11 +197,6 @@ class NSGA2(Optimizer):
         union's n x n dominance matrix with its (block, n, M) temporaries (M taken as 8)."""
         union = config.population_size + config.asked_size
         return 8 * 10 * union * genome_size + union * union * 10
-
-    @property
-    def generation(self) -> int:
-        """Generations told so far."""
-        return self._generation
 
     # --- measured (a run with objectives) ------------------------------------------------------
     def measure_configs(self) -> tuple[MeasureConfig, ...]:
@@ -246,22 +243,32 @@ class NSGA2(Optimizer):
         return record_scaler(self._provenance, self._best_member(self.config.candidate_objective))
 
     # --- ask / tell ----------------------------------------------------------------------------
-    def ask(self) -> np.ndarray:
-        """The genomes to evaluate; asking again before :meth:`tell` repeats them."""
+    def _ask(self) -> np.ndarray:
+        """The genomes to evaluate, made once per generation."""
         if self._asked is None:
             if len(self._genomes) == 0:
-                self._asked = self._initial_population()
+                genomes = self._initial_population()
             else:
-                offspring = self._offspring()
+                genomes = self._offspring()
                 if self.config.reevaluate_parents:
-                    offspring = np.concatenate([self._genomes, offspring])
-                self._asked = offspring
+                    genomes = np.concatenate([self._genomes, genomes])
+            self._asked = self.within_bounds(genomes)
         return self._asked.copy()
+
+    def _asked_count(self) -> int:
+        return 0 if self._asked is None else len(self._asked)
+
+    def _variation_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high) of every gene for the bounded variation (sbx_polynomial)."""
+        assert self.bounds is not None  # the config refuses sbx_polynomial without bounds
+        return self.bounds.low, self.bounds.high
 
     def _initial_population(self) -> np.ndarray:
         config = self.config
         low, high = (
-            config.bounds if config.variation == "sbx_polynomial" else (config.initial_gene_range)
+            self._variation_bounds()
+            if config.variation == "sbx_polynomial"
+            else config.initial_gene_range
         )
         return self._rng.uniform(low, high, size=(self.population_size, self.genome_size))
 
@@ -274,7 +281,9 @@ class NSGA2(Optimizer):
         crossed = (rng.random(pairs) < config.crossover_prob)[:, None]
         if config.variation == "sbx_polynomial":
             draws = rng.random((3, pairs, g))
-            c1, c2 = sbx_bounded(first, second, config.crossover_eta, config.bounds, draws)
+            c1, c2 = sbx_bounded(
+                first, second, config.crossover_eta, self._variation_bounds(), draws
+            )
         else:
             c1, c2 = sbx(first, second, config.crossover_eta, rng.random((pairs, g)))
         children = np.empty((2 * pairs, g))
@@ -284,18 +293,17 @@ class NSGA2(Optimizer):
         if config.variation == "sbx_polynomial":
             draws = rng.random((2, len(children), g))
             return polynomial_bounded(
-                children, config.mutation_eta, config.bounds, self.mutation_prob, draws
+                children, config.mutation_eta, self._variation_bounds(), self.mutation_prob, draws
             )
         mutate = rng.random(children.shape) < self.mutation_prob
         noise = rng.standard_normal(children.shape)
         return np.where(mutate, children + config.mutation_sigma * noise, children)
 
-    def tell(self, evaluations: Evaluations) -> None:
+    def _tell(self, fitness: np.ndarray, evaluations: Evaluations) -> None:
         """Keep the population_size best of survivors + asked by (rank, crowding). With
         objectives the survivors keep their evaluation's seed, generation and scaler; without,
         their seeds are 0 (nothing replays them) and the hall of fame is not used."""
-        if self._asked is None:
-            raise RuntimeError("tell() needs a preceding ask(): there are no genomes to score")
+        assert self._asked is not None
         if self.config.objectives:
             measures = evaluations.measure_matrix(len(self.config.objectives))
             self._select(
@@ -309,14 +317,8 @@ class NSGA2(Optimizer):
         if told is not None and np.ndim(told) == 2 and np.shape(told)[1] > 0:
             values = np.asarray(told, dtype=np.float64)
         else:
-            fitness = np.asarray(evaluations.fitness, dtype=np.float64)
-            if fitness.ndim != 1:
-                raise ValueError(
-                    f"fitness: expected shape (P,), got {fitness.shape}; tell a (P, M) matrix of"
-                    " several objectives as measures"
-                )
             values = fitness[:, None]
-        self._select(values, np.zeros(len(self._asked), dtype=np.int64), self._generation)
+        self._select(values, np.zeros(len(self._asked), dtype=np.int64), self.generation)
 
     def _select(
         self,
@@ -355,7 +357,6 @@ class NSGA2(Optimizer):
         self._provenance = {key: value[chosen] for key, value in provenance.items()}
         self._objective_count = values.shape[1]
         self._asked = None
-        self._generation += 1
 
     # --- the front -----------------------------------------------------------------------------
     def front_members(self) -> np.ndarray:
@@ -400,7 +401,7 @@ class NSGA2(Optimizer):
         generator."""
         return {
             "optimizer": NAME,
-            "generation": self._generation,
+            "generation": self.generation,
             "objective_count": self._objective_count,
             "parent_genomes": self._genomes.copy(),
             "parent_objectives": self._objectives.copy(),
@@ -440,7 +441,7 @@ class NSGA2(Optimizer):
         if has_asked and len(asked) != (self.config.asked_size if n else self.population_size):
             raise ValueError(f"optimizer state has {len(asked)} asked genomes for this config")
         generator_load_state(self._rng, state, "generator")
-        self._generation = int(state_scalar(state, "generation"))
+        self.generation = int(state_scalar(state, "generation"))
         self._objective_count = m
         self._genomes, self._objectives, self._ranks, self._crowding = (
             genomes,

@@ -9,6 +9,8 @@ repeats them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from neuro_evolution.moo.pareto import crowded_order, crowding_distance, non_dominated_ranks
@@ -38,7 +40,7 @@ def sbx_bounded(
     first: np.ndarray,
     second: np.ndarray,
     eta: float,
-    bounds: tuple[float, float],
+    bounds: tuple[Any, Any],  # (low, high): scalars or one per gene
     draws: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """DEAP's ``cxSimulatedBinaryBounded``; ``draws`` (3, ...) are per gene: apply (<= 1/2),
@@ -61,7 +63,7 @@ def sbx_bounded(
 def polynomial_bounded(
     genomes: np.ndarray,
     eta: float,
-    bounds: tuple[float, float],
+    bounds: tuple[Any, Any],  # (low, high): scalars or one per gene
     prob: float,
     draws: np.ndarray,
 ) -> np.ndarray:

@@ -7,6 +7,11 @@ it needs and adds through the same methods: the per-episode measures it selects 
 files it writes into a run directory (:meth:`Optimizer.run_files`). The run calls these on every
 optimizer and names none.
 
+``ask`` and ``tell`` are template methods (as evosax's ``tell``/``_tell``): the base keeps the
+bounds (:mod:`.bounds`), the guards every tell needs (a preceding ask, one finite fitness per asked
+genome) and the generation count, and a subclass writes only its method: ``_ask``, ``_tell`` and
+``_asked_count``.
+
 An optimizer owns every bit of randomness it uses (DEAP's operators draw from Python's global
 ``random`` and numpy's global generator: implementations swap their own saved generator state
 in around those calls), so ``state()`` after generation g plus ``load_state`` reproduces the rest
@@ -26,8 +31,11 @@ import numpy as np
 from neuro_evolution.core.hall_of_fame import HallOfFame
 from neuro_evolution.core.normalization import ObservationScaler
 from neuro_evolution.core.registry import Registry
-from neuro_evolution.core.schema import ConfigBase, register_polymorphic
+from neuro_evolution.core.schema import ConfigBase, config_class, option, register_polymorphic
 from neuro_evolution.measures.base import MeasureConfig
+from neuro_evolution.optimizers.bounds import BoundsConfig, GeneBounds
+from neuro_evolution.optimizers.shaping import checked_fitness
+from neuro_evolution.support.errors import ConfigError
 from neuro_evolution.support.frozen import FrozenABCMeta
 
 if TYPE_CHECKING:
@@ -69,10 +77,15 @@ class Evaluations:
         return np.asarray(self.seeds, dtype=np.int64)
 
 
+@config_class
 class OptimizerConfig(ConfigBase):
     """Base of every optimizer's config section; the section's ``type`` picks the class."""
 
-    __slots__ = ()
+    bounds: BoundsConfig | None = option(
+        None,
+        doc="{low, high, method}: every asked genome lies in [low, high] (scalars or one value"
+        " per gene); method clip, reflect or resample (docs/guide/optimizers.md). null: unbounded",
+    )
 
     def type_name(self) -> str:
         """The registered name of this config's optimizer."""
@@ -80,7 +93,12 @@ class OptimizerConfig(ConfigBase):
 
 
 class Optimizer(metaclass=FrozenABCMeta):
-    """Ask/tell search over float64 genomes; higher fitness is better."""
+    """Ask/tell search over float64 genomes; higher fitness is better.
+
+    A subclass implements :meth:`_ask` (the pending genomes, the same ones until the next
+    tell), :meth:`_asked_count` and :meth:`_tell` (the method's update); :meth:`_redraw` too if
+    it can draw a genome again (``bounds.method: resample``).
+    """
 
     # How the run names the genome of center() in candidate.npz (QD: "best_elite").
     CANDIDATE_SOURCE = "center"
@@ -90,14 +108,73 @@ class Optimizer(metaclass=FrozenABCMeta):
     def __init__(self, config: Any, genome_size: int, seed: int):
         self.config = config
         self.genome_size = genome_size
+        self.generation = 0  # generations told so far (counted by tell)
+        bounds = getattr(config, "bounds", None)
+        self.bounds = None if bounds is None else GeneBounds(bounds, genome_size)
+        if self.bounds is not None and self.bounds.method == "resample" and not self.REDRAWS:
+            raise ConfigError(
+                "optimizer.bounds.method",
+                f"{type(self).__name__} cannot draw a genome again, so it cannot resample;"
+                " use clip or reflect",
+            )
 
-    @abstractmethod
+    # Whether _redraw is implemented (bounds.method "resample" is refused otherwise).
+    REDRAWS = False
+
     def ask(self) -> np.ndarray:
-        """The (P, genome_size) genomes to evaluate this generation."""
+        """The (P, genome_size) genomes to evaluate this generation, inside the bounds; asking
+        again before :meth:`tell` returns the same ones."""
+        genomes = self._ask()
+        return genomes if self.bounds is None else self.bounds.repair(genomes)
+
+    def resampled(self, genomes: np.ndarray) -> np.ndarray:
+        """With ``bounds.method: resample``, the freshly drawn ``genomes`` with every row that
+        has a gene outside drawn again (:meth:`_redraw`, at most ``max_resamples`` times); as
+        they are otherwise. A ``REDRAWS`` optimizer calls it in :meth:`_ask` right after
+        drawing, so its pending state holds the accepted rows (rows out of draws are clipped
+        by ``ask``)."""
+        if self.bounds is None or self.bounds.method != "resample":
+            return genomes
+        return self.bounds.resample(genomes, self._redraw)
+
+    def within_bounds(self, genomes: np.ndarray) -> np.ndarray:
+        """``genomes`` clipped or reflected into the bounds (unchanged without bounds): a
+        population method calls this on its offspring, so that what it keeps is what was
+        evaluated."""
+        return genomes if self.bounds is None else self.bounds.repair(genomes)
+
+    def tell(self, evaluations: Evaluations) -> None:
+        """What the genomes of the last ``ask`` scored, in the same order.
+
+        Refused without a pending ask, and unless ``fitness`` holds one number (no NaN) per
+        asked genome; then :meth:`_tell` updates the method and the generation count grows.
+        """
+        count = self._asked_count()
+        if count == 0:
+            raise RuntimeError("tell() needs a preceding ask(): there are no genomes to score")
+        fitness = checked_fitness(evaluations.fitness, count)
+        self._tell(fitness, evaluations)
+        self.generation += 1
 
     @abstractmethod
-    def tell(self, evaluations: Evaluations) -> None:
-        """What the genomes of the last ``ask`` scored, in the same order."""
+    def _ask(self) -> np.ndarray:
+        """The pending (P, genome_size) genomes, drawn on the first call after a tell; the
+        same values on every call until the next tell."""
+
+    @abstractmethod
+    def _asked_count(self) -> int:
+        """Genomes of the pending ask; 0 when there is none (before ask, after tell)."""
+
+    @abstractmethod
+    def _tell(self, fitness: np.ndarray, evaluations: Evaluations) -> None:
+        """The method's update from the checked float64 ``fitness`` (one per asked genome) and
+        the rest of ``evaluations``; it ends the pending ask. ``self.generation`` is the
+        generation being told (the base adds one afterwards)."""
+
+    def _redraw(self, rows: np.ndarray) -> np.ndarray:
+        """Draw the pending genomes of ``rows`` again (the method's own sampling, its own
+        generator) and return the whole pending (P, genome_size) array. Only for ``REDRAWS``."""
+        raise NotImplementedError(f"{type(self).__name__} does not redraw genomes")
 
     def center(self) -> np.ndarray | None:
         """The genome this optimizer stands behind: its search distribution's mean (QD: the

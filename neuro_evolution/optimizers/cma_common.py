@@ -34,7 +34,6 @@ from neuro_evolution.optimizers.rng import (
     state_array,
     state_scalar,
 )
-from neuro_evolution.optimizers.shaping import checked_fitness
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 WeightsKind = Literal["superlinear", "linear", "equal"]
@@ -180,8 +179,8 @@ class CmaBase(Optimizer):
         """Eq. (47) from the asked steps of rows ``best`` (best first) and the h_sigma flag."""
 
     @abstractmethod
-    def _reset_covariance(self) -> None:
-        """C = I: at the start and after a restart."""
+    def _reset_covariance(self, generation: int) -> None:
+        """C = I from ``generation`` on: at the start and after a restart."""
 
     @abstractmethod
     def _covariance_state(self) -> dict[str, Any]:
@@ -192,19 +191,29 @@ class CmaBase(Optimizer):
         """Restore :meth:`_covariance_state` (shapes checked)."""
 
     # --- ask / tell ----------------------------------------------------------------------------
-    def ask(self) -> np.ndarray:
-        """lambda samples m + sigma y_k (Eq. 38-40); asking again before ``tell`` repeats them."""
+    REDRAWS = True
+
+    def _ask(self) -> np.ndarray:
+        """lambda samples m + sigma y_k (Eq. 38-40), drawn once per generation."""
         if self._steps is None:
             z = self._random.standard_normal((self.population_size, self.genome_size))
             self._steps = self._scale(z)
+            return self.resampled(self.mean + self.sigma * self._steps)
         return self.mean + self.sigma * self._steps
 
-    def tell(self, evaluations: Evaluations) -> None:
+    def _asked_count(self) -> int:
+        return 0 if self._steps is None else len(self._steps)
+
+    def _redraw(self, rows: np.ndarray) -> np.ndarray:
+        """New steps y = sqrt(C) z for ``rows``."""
+        assert self._steps is not None
+        z = self._random.standard_normal((len(rows), self.genome_size))
+        self._steps[rows] = self._scale(z)
+        return self.mean + self.sigma * self._steps
+
+    def _tell(self, fitness: np.ndarray, evaluations: Evaluations) -> None:
         """Move mean, sigma and C towards the mu best of the last ask (hall of fame unused)."""
-        if self._steps is None:
-            raise RuntimeError("tell() needs a preceding ask(): there are no genomes to score")
         p, n = self.params, self.genome_size
-        fitness = checked_fitness(evaluations.fitness, self.population_size)
         best = np.argsort(-fitness, kind="stable")[: p.mu]  # higher fitness first, ties by index
         y_w = self._recombine(best)  # Eq. (41)
         self.mean += self.sigma * y_w  # Eq. (42), c_m = 1
@@ -220,10 +229,9 @@ class CmaBase(Optimizer):
         self._adapt_covariance(best, hsig)
         self.sigma *= exp(p.cs / p.damps * (ps_norm / p.chi_n - 1))  # Eq. (44)
         self._steps = None
-        self.generation += 1
         every = self.config.restart_every_generations
-        if every is not None and self.generation - self.restart_generation >= every:
-            self._restart()
+        if every is not None and since >= every:
+            self._restart(self.generation + 1)
 
     def _fresh_distribution(self) -> None:
         """The initial mean and sigma and empty evolution paths (C is the subclass's)."""
@@ -233,12 +241,13 @@ class CmaBase(Optimizer):
         self.ps = np.zeros(n)  # evolution path of sigma, Eq. (43)
         self.pc = np.zeros(n)  # evolution path of C, Eq. (45)
 
-    def _restart(self) -> None:
-        """A fresh search distribution; the generation count and the generator run on."""
+    def _restart(self, generation: int) -> None:
+        """A fresh search distribution from ``generation`` on (the count after this tell); the
+        generation count and the generator run on."""
         self._fresh_distribution()
-        self._reset_covariance()
+        self._reset_covariance(generation)
         self.restarts += 1
-        self.restart_generation = self.generation
+        self.restart_generation = generation
 
     def center(self) -> np.ndarray:
         """The distribution's mean m."""

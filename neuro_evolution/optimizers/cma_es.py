@@ -52,7 +52,7 @@ class CmaEs(CmaBase):
     def __init__(self, config: CmaEsConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed, diagonal=False)
         n = genome_size
-        self._reset_covariance()
+        self._reset_covariance(0)
         p = self.params
         # Appendix B.2: decompose every 1/(10 n (c1 + cmu)) generations, at least every one.
         self.eigen_gap = max(1, int(1 / (10 * n * (p.c1 + p.cmu))))
@@ -92,14 +92,14 @@ class CmaEs(CmaBase):
         floor = max(float(eigenvalues[-1]), 0.0) * 1e-20 + np.finfo(np.float64).tiny
         self.D = np.sqrt(np.maximum(eigenvalues, floor))
 
-    def _reset_covariance(self) -> None:
+    def _reset_covariance(self, generation: int) -> None:
         n = self.genome_size
         # Only the lower triangle (i >= j) of C is kept up to date: the rank-mu update then
         # costs half, and eigh reads nothing else. Entries above the diagonal are stale.
         self.C = np.eye(n)
         self.B = np.eye(n)  # eigenvectors of C at the last decomposition (columns)
         self.D = np.ones(n)  # square roots of its eigenvalues
-        self.eigen_generation = self.generation  # generation count when B, D were computed
+        self.eigen_generation = generation  # generation count when B, D were computed
 
     def _covariance_state(self) -> dict[str, Any]:
         return {

@@ -35,7 +35,7 @@ from neuro_evolution.optimizers.rng import (
     state_array,
     state_scalar,
 )
-from neuro_evolution.optimizers.shaping import FitnessShaping, checked_fitness
+from neuro_evolution.optimizers.shaping import FitnessShaping
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 
@@ -186,7 +186,6 @@ class GaussianSearch(Optimizer):
         self.mean = np.full(genome_size, float(config.center_init))
         self.stdev = np.ones(genome_size)  # set by the subclass
         self._rng = owned_generator(seed, GENERATOR_PURPOSE)
-        self._generation = 0
         self._noise: np.ndarray | None = None
 
     @classmethod
@@ -212,20 +211,29 @@ class GaussianSearch(Optimizer):
     def _load_extra_state(self, state: Mapping[str, Any]) -> None:
         """Restore what :meth:`_extra_state` returned."""
 
-    def ask(self) -> np.ndarray:
-        """``population_size`` genomes center + stdev * z; asking again returns the same ones."""
+    REDRAWS = True
+
+    def _ask(self) -> np.ndarray:
+        """``population_size`` genomes center + stdev * z (z drawn once per generation)."""
         if self._noise is None:
             self._noise = self._sample(self._rng)
+            return self.resampled(self.mean + self.stdev * self._noise)
         return self.mean + self.stdev * self._noise
 
-    def tell(self, evaluations: Evaluations) -> None:
+    def _asked_count(self) -> int:
+        return 0 if self._noise is None else len(self._noise)
+
+    def _redraw(self, rows: np.ndarray) -> np.ndarray:
+        """New rows ``z`` for ``rows`` (drawn as :meth:`_sample` draws them)."""
+        assert self._noise is not None
+        self._noise[rows] = self._rng.standard_normal((len(rows), self.genome_size))
+        return self.mean + self.stdev * self._noise
+
+    def _tell(self, fitness: np.ndarray, evaluations: Evaluations) -> None:
         """Update the distribution from the fitness of the last ask (hall of fame unused)."""
-        if self._noise is None:
-            raise RuntimeError("tell() needs a preceding ask(): there are no genomes to score")
-        values = checked_fitness(evaluations.fitness, len(self._noise))
-        self._update(self._noise, values)
+        assert self._noise is not None
+        self._update(self._noise, fitness)
         self._noise = None
-        self._generation += 1
 
     def center(self) -> np.ndarray:
         """The distribution's mean: the genome the run stands behind."""
@@ -236,7 +244,7 @@ class GaussianSearch(Optimizer):
         asked = self._noise is not None
         return {
             "optimizer": self.NAME,
-            "generation": self._generation,
+            "generation": self.generation,
             "center": self.mean.copy(),
             "stdev": self.stdev.copy(),
             "has_asked": asked,
@@ -262,7 +270,7 @@ class GaussianSearch(Optimizer):
         generator_load_state(self._rng, state, "generator")
         self._load_extra_state(state)
         self.mean, self.stdev = mean, stdev
-        self._generation = int(state_scalar(state, "generation"))
+        self.generation = int(state_scalar(state, "generation"))
         self._noise = noise if has_asked else None
 
 
@@ -271,3 +279,12 @@ class MirroredSearch(GaussianSearch):
 
     def _sample(self, rng: np.random.Generator) -> np.ndarray:
         return mirrored_normal(rng, self.population_size, self.genome_size)
+
+    def _redraw(self, rows: np.ndarray) -> np.ndarray:
+        """A redrawn row takes its mirrored partner along: the pair (z, -z) is one sample."""
+        assert self._noise is not None
+        pairs = np.unique(rows // 2)
+        half = self._rng.standard_normal((len(pairs), self.genome_size))
+        self._noise[2 * pairs] = half
+        self._noise[2 * pairs + 1] = -half
+        return self.mean + self.stdev * self._noise

@@ -38,7 +38,7 @@ from neuro_evolution.optimizers.base import (
     OptimizerState,
 )
 from neuro_evolution.optimizers.rng import PythonRandomState, state_array, state_scalar
-from neuro_evolution.optimizers.shaping import FitnessShaping, checked_fitness, shape_fitness
+from neuro_evolution.optimizers.shaping import FitnessShaping, shape_fitness
 
 NAME = "MU_ES"
 
@@ -190,7 +190,6 @@ class MuPlusLambda(Optimizer):
         else:
             self._toolbox.register("mate", cx_blend_global, alpha=config.blend_alpha)
             self._toolbox.register("mutate", mut_log_normal_global, c=config.c, indpb=config.indpb)
-        self._generation = 0
         self._parent_genomes = np.zeros((0, genome_size))
         self._parent_strategies = np.zeros((0, self.strategy_size))
         self._parent_fitness = np.zeros(0)
@@ -207,8 +206,8 @@ class MuPlusLambda(Optimizer):
         individuals = config.population_size + config.mu + config.extra_from_hof
         return 40 * individuals * (genome_size + strategy_size)
 
-    def ask(self) -> np.ndarray:
-        """``population_size`` genomes; asking again before :meth:`tell` returns the same ones."""
+    def _ask(self) -> np.ndarray:
+        """``population_size`` genomes, made once per generation."""
         if self._asked_genomes is None:
             with self._random.active():
                 if len(self._parent_genomes) == 0:
@@ -218,8 +217,12 @@ class MuPlusLambda(Optimizer):
                     if self.config.reevaluate_parents:
                         genomes = np.concatenate([self._parent_genomes, genomes])
                         strategies = np.concatenate([self._parent_strategies, strategies])
-            self._asked_genomes, self._asked_strategies = genomes, strategies
+            self._asked_genomes = self.within_bounds(genomes)
+            self._asked_strategies = strategies
         return self._asked_genomes.copy()
+
+    def _asked_count(self) -> int:
+        return 0 if self._asked_genomes is None else len(self._asked_genomes)
 
     def _initial_population(self) -> tuple[np.ndarray, np.ndarray]:
         low, high = self.config.initial_gene_range
@@ -253,11 +256,9 @@ class MuPlusLambda(Optimizer):
         strategies = np.maximum(strategies, config.min_strategy)
         return genomes.reshape(config.lambda_, self.genome_size), strategies
 
-    def tell(self, evaluations: Evaluations) -> None:
+    def _tell(self, fitness: np.ndarray, evaluations: Evaluations) -> None:
         """Select the mu survivors among parents + offspring; take the hall-of-fame extras."""
-        if self._asked_genomes is None or self._asked_strategies is None:
-            raise RuntimeError("tell() needs a preceding ask(): there are no genomes to score")
-        fitness = checked_fitness(evaluations.fitness, len(self._asked_genomes))
+        assert self._asked_genomes is not None and self._asked_strategies is not None
         extra_genomes = self._hall_of_fame_extras(evaluations.hall_of_fame)
         if self.config.reevaluate_parents or len(self._parent_genomes) == 0:
             genomes, strategies = self._asked_genomes, self._asked_strategies
@@ -274,7 +275,6 @@ class MuPlusLambda(Optimizer):
             self._parent_strategies.mean(axis=0), (len(extra_genomes), 1)
         )
         self._asked_genomes = self._asked_strategies = None
-        self._generation += 1
 
     def _select(self, selection_fitness: np.ndarray) -> np.ndarray:
         """Indices of the mu survivors (DEAP selection on the given fitness)."""
@@ -311,7 +311,7 @@ class MuPlusLambda(Optimizer):
         empty_strategies = np.zeros((0, self.strategy_size))
         return {
             "optimizer": NAME,
-            "generation": self._generation,
+            "generation": self.generation,
             "parent_genomes": self._parent_genomes.copy(),
             "parent_strategies": self._parent_strategies.copy(),
             "parent_fitness": self._parent_fitness.copy(),
@@ -351,7 +351,7 @@ class MuPlusLambda(Optimizer):
         asked_genomes = state_array(state, "asked_genomes", np.float64, (asked, g))
         asked_strategies = state_array(state, "asked_strategies", np.float64, (asked, s))
         self._random.load_state(state, "random")
-        self._generation = int(state_scalar(state, "generation"))
+        self.generation = int(state_scalar(state, "generation"))
         self._parent_genomes, self._parent_strategies = parents, parent_strategies
         self._parent_fitness = parent_fitness
         self._extra_genomes, self._extra_strategies = extras, extra_strategies

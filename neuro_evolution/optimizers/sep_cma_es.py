@@ -58,7 +58,7 @@ class SepCmaEs(CmaBase):
 
     def __init__(self, config: SepCmaEsConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed, diagonal=True)
-        self._reset_covariance()
+        self._reset_covariance(0)
         self._weighted_squares = np.zeros(0)  # sum_i w_i y_i^2 of the current tell
 
     @classmethod
@@ -88,7 +88,7 @@ class SepCmaEs(CmaBase):
         self._weighted_squares = np.zeros(0)
         self.D = np.sqrt(self.C)
 
-    def _reset_covariance(self) -> None:
+    def _reset_covariance(self, generation: int) -> None:
         self.C = np.ones(self.genome_size)  # the diagonal of C
         self.D = np.ones(self.genome_size)  # sqrt(C): exact every generation, nothing to defer
 

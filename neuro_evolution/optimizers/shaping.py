@@ -65,9 +65,10 @@ def checked_fitness(fitness: np.ndarray, count: int) -> np.ndarray:
     """Fitness told to an optimizer as float64 of shape (count,); NaN is refused (unrankable)."""
     values = np.array(fitness, dtype=np.float64)
     if values.shape != (count,):
+        several = "; several objectives are told as a (P, M) measures matrix" * (values.ndim == 2)
         raise ValueError(
             f"fitness: expected {count} values (one per genome of the last ask), got shape "
-            f"{values.shape}"
+            f"{values.shape}{several}"
         )
     if np.isnan(values).any():
         raise ValueError(

@@ -18,7 +18,6 @@ from neuro_evolution.optimizers.rng import (
     owned_generator,
     state_scalar,
 )
-from neuro_evolution.optimizers.shaping import checked_fitness
 from neuro_evolution.qd.archive import Archive
 from neuro_evolution.qd.bounds import bounds_missed
 from neuro_evolution.qd.descriptors import QdConfig
@@ -43,7 +42,6 @@ class QdOptimizer(Optimizer):
         super().__init__(config, genome_size, seed)
         self.seed = seed
         self.archive = Archive(config.archive, config.descriptors, genome_size)
-        self.generation = 0
         self._random = owned_generator(seed, GENERATOR_PURPOSE)
         self._asked: np.ndarray | None = None
         self._bounds_warned: set[int] = set()  # descriptors warned about (qd/bounds.py)
@@ -77,21 +75,22 @@ class QdOptimizer(Optimizer):
         """The descriptors, in order: the archive is keyed by them."""
         return tuple(self.config.descriptors)
 
-    def ask(self) -> np.ndarray:
-        """This generation's genomes (asking again before tell repeats them)."""
+    def _ask(self) -> np.ndarray:
+        """This generation's genomes, drawn once per generation."""
         if self._asked is None:
-            self._asked = self._sample()
+            self._asked = self.within_bounds(self._sample())
         return self._asked.copy()
+
+    def _asked_count(self) -> int:
+        return 0 if self._asked is None else len(self._asked)
 
     def _sample(self) -> np.ndarray:
         raise NotImplementedError
 
-    def tell(self, evaluations: Evaluations) -> None:
+    def _tell(self, fitness: np.ndarray, evaluations: Evaluations) -> None:
         """Insert the asked genomes in submission order (with their measures, seeds, generation
         and scaler), then let the algorithm adapt."""
-        if self._asked is None:
-            raise RuntimeError("tell() needs a preceding ask(): there are no genomes to score")
-        fitness = checked_fitness(evaluations.fitness, len(self._asked))
+        assert self._asked is not None
         measures = evaluations.measure_matrix(len(self.config.descriptors))
         status, value = self.archive.add(
             self._asked,
@@ -103,8 +102,7 @@ class QdOptimizer(Optimizer):
         )
         self._adapt(fitness, status, value)
         self._asked = None
-        self.generation += 1
-        for index, message in bounds_missed(self.config.descriptors, measures, self.generation - 1):
+        for index, message in bounds_missed(self.config.descriptors, measures, self.generation):
             if index not in self._bounds_warned:  # once per descriptor and run
                 self._bounds_warned.add(index)
                 warning(message)
