@@ -1,11 +1,13 @@
 """The Dask handler's waits end when announced: an address where nothing listens is refused
 within seconds (not after the client's 30 s connect timeout), and a run whose scheduler is lost
 ends within ``evaluation.reconnect_seconds`` (plus the time to save and exit), and a silent
-scheduler does not hold a generation's start. Real ``train`` processes, a real ``dask
+scheduler does not hold a generation's start, and a paused one ends the generation as a lost one
+does. Real ``train`` processes, a real ``dask
 scheduler`` and workers."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -16,9 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import external_dask_cluster, small_config
+from helpers import external_dask_cluster, small_config, without_time
 
-from neuro_evolution.evaluation.handlers.dask_pool import SLOTS_SECONDS, DaskPool
+from neuro_evolution.evaluation.handlers.dask_pool import PING_SECONDS, SLOTS_SECONDS, DaskPool
 
 REFUSED_WITHIN = 10.0  # seconds: importing Dask and one refused TCP connection
 EXIT_MARGIN = 15.0  # seconds past reconnect_seconds to save the checkpoint and exit
@@ -107,3 +109,60 @@ def test_a_silent_scheduler_does_not_hold_a_generations_start(tmp_path: Path) ->
         finally:
             pool.close()
     assert SLOTS_SECONDS <= elapsed < SLOTS_SECONDS + 3.0, elapsed
+
+
+def log_rows(run_dir: Path) -> list[dict[str, str]]:
+    with open(run_dir / "log.csv", newline="") as file:
+        return without_time(list(csv.DictReader(file)))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_paused_scheduler_ends_the_generation_like_a_lost_one_and_resumes_identically(
+    tmp_path: Path,
+) -> None:
+    """The scheduler is paused (SIGSTOP) mid-run: its connection stays open but it answers
+    nothing, so after reconnect_seconds (5 s here) the run saves its last generation, prints the
+    resume command and exits 3, within reconnect_seconds + PING_SECONDS + a margin. Resumed once
+    the scheduler runs again, the run's log equals an uninterrupted run's (sequential handler)."""
+    data = small_config(number_generations=40)
+    data["episode_runner"] = {"number_fitness_runs": 2, "max_steps_per_run": 500}
+    reference = tmp_path / "reference.json"
+    reference.write_text(json.dumps(data))
+    command = [sys.executable, "-m", "neuro_evolution.train"]
+    done = subprocess.run(
+        [*command, str(reference), "--out", "reference", "--quiet"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=200,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with external_dask_cluster(tmp_path) as cluster:
+        data["evaluation"] = {"handler": "dask", "scheduler": cluster.address}
+        data["evaluation"]["reconnect_seconds"] = 5
+        config = tmp_path / "dask.json"
+        config.write_text(json.dumps(data))
+        train = subprocess.Popen(
+            [*command, str(config), "--out", "run", "--quiet"],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "run" / "log.csv").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)  # a generation has been logged: training is under way
+        scheduler = cluster.processes[0]
+        os.kill(scheduler.pid, signal.SIGSTOP)
+        paused = time.monotonic()
+        try:
+            output, _ = train.communicate(timeout=120)
+            elapsed = time.monotonic() - paused
+        finally:
+            os.kill(scheduler.pid, signal.SIGCONT)
+        assert train.returncode == 3, output
+        assert "the Dask scheduler at " + cluster.address + " answered nothing for 5 s" in output
+        assert "resume: python -m neuro_evolution.train --resume run" in output
+        assert elapsed < 5 + PING_SECONDS + EXIT_MARGIN, (elapsed, output)
+        assert len(log_rows(tmp_path / "run")) < 40, output  # paused mid-run
+        resumed = subprocess.run(
+            [*command, "--resume", "run", "--quiet"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=200,
+        )  # fmt: skip
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert log_rows(tmp_path / "run") == log_rows(tmp_path / "reference")

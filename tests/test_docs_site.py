@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -23,6 +24,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import pytest
+import yaml
 
 pytestmark = pytest.mark.slow
 
@@ -205,3 +207,27 @@ def test_the_search_index_exists_and_holds_the_pages(server: str) -> None:
     assert {"", GUIDE_PAGE, API_PAGE} <= locations
     text = " ".join(entry["text"] for entry in index["docs"] if entry["location"] == GUIDE_PAGE)
     assert "held-out" in text
+
+
+def nav_titles(entries: list) -> list[str]:
+    """The page titles that mkdocs.yml's ``nav`` gives, depth first; sections, and a section's
+    ``index.md`` (shown as its section, navigation.indexes), left out."""
+    titles: list[str] = []
+    for entry in entries:
+        if isinstance(entry, dict):
+            for title, value in entry.items():
+                if isinstance(value, list):
+                    titles += nav_titles(value)
+                elif not value.endswith("/index.md"):
+                    titles.append(title)
+    return titles
+
+
+def test_the_navigation_shows_every_page_under_its_whole_nav_title(site: Path) -> None:
+    """Every page title of mkdocs.yml's nav is a link text of the built navigation, whole (a
+    notebook's own heading, cut at a code span, does not replace it)."""
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]
+    html = (site / "index.html").read_text()
+    shown = {text.strip() for text in re.findall(r'<span class="md-ellipsis">([^<]*)</span>', html)}
+    missing = [title for title in nav_titles(nav) if title not in shown]
+    assert not missing, f"the navigation lacks {missing}"

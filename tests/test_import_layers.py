@@ -124,6 +124,7 @@ JAX_MODULES = {
     "neuro_evolution.brains.jax_lookup",
     "neuro_evolution.evaluation.jax_envs",
     "neuro_evolution.evaluation.jax_episodes",
+    "neuro_evolution.evaluation.jax_lockstep",
 }
 JAX_PACKAGES = {"jax", "jaxlib", "gymnax", "brax"}
 

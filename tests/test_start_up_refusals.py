@@ -182,6 +182,28 @@ def test_a_user_brain_whose_genome_size_does_not_match_its_fill_is_one_line(
     assert not (cwd / "run").exists()
 
 
+def test_a_user_brain_whose_fill_reads_fewer_genes_than_its_genome_size_is_one_line(
+    tmp_path: Path,
+) -> None:
+    """A genome_size larger than what fill reads is refused at start-up with both numbers and the
+    genes never read, for a fill that copies its genes and one that transforms them; no run
+    directory is made."""
+    cwd = with_examples(tmp_path)
+    # CartPole: 4 inputs, 2 outputs; hidden 3: 3*4 + 3*3 + 3 + 2*3 = 30 genes read
+    for brain, size, never in (
+        ("OversizedElman", 32, "30-31"),
+        ("SquashedOversizedElman", 33, "30-32"),
+    ):
+        config = user_brain_config(cwd, brain)
+        line = refused([str(config), "--out", "run"], cwd)
+        assert (
+            f"brain: a {brain} brain's fill reads 30 of its genome_size {size} genes "
+            f"(never gene {never})"
+        ) in line
+        assert "genome_size must be the number of genes its fill reads" in line
+        assert not (cwd / "run").exists()
+
+
 def test_a_user_brain_acting_outside_the_action_space_is_one_line(tmp_path: Path) -> None:
     cwd = with_examples(tmp_path)
     config = user_brain_config(cwd, "OutOfSpace")

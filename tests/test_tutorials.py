@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -98,6 +101,42 @@ def test_the_brain_tutorial_writes_the_guides_worked_example_verbatim() -> None:
     written = [source for source in sources if source.startswith(ELMAN_CELL)]
     assert len(written) == 1
     assert written[0][len(ELMAN_CELL) :] + "\n" == ELMAN_EXAMPLE.read_text()
+
+
+def command_helper(path: Path) -> Callable[..., None]:
+    """The ``python_m`` helper the notebook at ``path`` defines in its first code cell."""
+    setup = code_cells(path)[0].source
+    namespace: dict = {}
+    exec(compile(setup[setup.index("def python_m(") :], path.name, "exec"), IMPORTS, namespace)
+    return namespace["python_m"]
+
+
+IMPORTS = {"shlex": shlex, "subprocess": subprocess, "sys": sys}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
+def test_notebook_runs_its_commands_through_the_kernels_interpreter(path: Path) -> None:
+    """No cell runs a shell command (``!``, whose interpreter is whatever ``python`` the PATH
+    finds and whose failure does not fail the cell); the commands go through ``python_m``."""
+    sources = [cell.source for cell in code_cells(path)]
+    assert not [line for source in sources for line in source.splitlines() if line.startswith("!")]
+    assert "def python_m(" in sources[0]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
+def test_notebook_command_helper_fails_the_cell_on_a_failed_command(
+    path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The notebook's ``python_m`` runs ``sys.executable -m ...``, prints the command's output and
+    raises when the command exits non-zero."""
+    python_m = command_helper(path)
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        python_m("neuro_evolution.train", Path("no such config.json"), "--quiet")
+    assert failed.value.cmd == [sys.executable, "-m", "neuro_evolution.train"] + [
+        "no such config.json",
+        "--quiet",
+    ]
+    assert "no such config.json" in capsys.readouterr().out
 
 
 @pytest.mark.timeout(NOTEBOOK_TIMEOUT)

@@ -15,6 +15,7 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.base import Brain, BrainTemplate
+from neuro_evolution.brains.genome_reads import unread_genes_problem
 from neuro_evolution.core.importing import import_module
 from neuro_evolution.core.normalization import (
     ObservationNormalizationConfig,
@@ -334,7 +335,8 @@ class EpisodeRunner:
         return EpisodeOutcome(episode_return, steps, terminated, truncated, cut)
 
     def dry_run(self, template: BrainTemplate) -> None:
-        """One reset, one brain step and one env step with a zero genome: fail early on mismatch."""
+        """One reset, one brain step and one env step with a zero genome, and a fill that leaves
+        genes unread refused: fail early on mismatch."""
         name = template.config.type_name()
         try:
             brain = template.build(np.zeros(template.genome_size))
@@ -346,6 +348,9 @@ class EpisodeRunner:
                 f"({template.genome_size} genes): {type(error).__name__}: {detail}; the "
                 "template's genome_size must be the number of genes its fill reads",
             ) from None
+        problem = unread_genes_problem(template)
+        if problem is not None:
+            raise ConfigError("brain", problem)
         observation, _ = self.env.reset(seed=0)
         brain.reset(np.random.default_rng(0))
         action = brain.step(observation)

@@ -1,6 +1,8 @@
 """P copies of one environment stepped in lockstep, with finished copies masked out.
 
-Two implementations behind one small interface, :class:`LockstepEnv`:
+Three implementations behind one small interface, :class:`LockstepEnv` (the third, a gymnax
+env's copies stepped by one vmapped call, is
+:class:`~neuro_evolution.evaluation.jax_lockstep.JaxLockstepEnv`):
 
 - :class:`NativeLockstepEnv` wraps an env's own numpy vector env
   (``gymnasium.make_vec(id, vectorization_mode="vector_entry_point")``, e.g. CartPole-v1's
@@ -247,15 +249,23 @@ def native_adapter(environment: EnvironmentConfig) -> tuple[NativeAdapter | None
         probe.close()
 
 
+LockstepMode = Literal["native", "batched", "sync"]  # batched: a gymnax env's vmapped step
+BATCHED_BACKENDS = ("gymnax",)  # JAX backends whose lockstep copies step as one vmapped call
+
+
 def make_lockstep_env(
     environment: EnvironmentConfig,
     count: int,
-    mode: Literal["native", "sync"],
+    mode: LockstepMode,
     adapter: NativeAdapter | None,
     neutral_action: Any,
     discrete_actions: bool,
 ) -> LockstepEnv:
     """A lockstep env of ``count`` copies in the chosen mode (``adapter`` needed for native)."""
+    if mode == "batched":
+        from neuro_evolution.evaluation.jax_lockstep import JaxLockstepEnv
+
+        return JaxLockstepEnv(environment, count, neutral_action)
     if mode == "native":
         if adapter is None:
             raise ValueError("native mode needs a NativeAdapter")

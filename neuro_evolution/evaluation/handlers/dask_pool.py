@@ -22,6 +22,11 @@ answers at the same address (or scheduler file) again and a worker has joined it
 plugin is registered again and the chunks that had not come back are computed again (identical
 results). Otherwise the request fails with one line. See
 :mod:`neuro_evolution.evaluation.handlers.dask_recovery`.
+
+A silent scheduler (its process paused, its host hung) keeps its connection open, so the client
+sees nothing wrong: while chunks are out and none comes back, the pool asks it every
+``PING_SECONDS`` for its workers, and one that answers nothing for ``reconnect_seconds`` fails
+the request in one line, as a lost one that stays away does.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ import logging
 import queue
 import time
 import uuid
+from collections.abc import Callable
+from typing import TypeVar
 
 from distributed import Client, Future, LocalCluster
 
@@ -49,6 +56,11 @@ WORKER_WAIT_SECONDS = 120  # for the first worker of an existing cluster to be t
 # scheduler killed a moment ago (before the client noticed) would hold the question for the
 # comm's 30 s connect retries, a paused one for ever; the last count serves instead.
 SLOTS_SECONDS = 5.0
+# While chunks are out and none comes back, an existing cluster's scheduler is asked this often
+# whether it still answers; one that answers nothing for reconnect_seconds (a paused process, a
+# hung host: its connection stays open, so nothing else would tell) fails the generation.
+PING_SECONDS = 2.0
+T = TypeVar("T")
 
 
 class DaskPool(RunPool):
@@ -216,16 +228,16 @@ class DaskPool(RunPool):
         if self._unsent or client is None or dask_recovery.scheduler_lost(client):
             self._await_scheduler()
             return
-        try:
-            done = [self._completed.get(timeout=timeout)]
-        except queue.Empty:
+        first = self._next_completed(client, timeout)
+        if first is None:
             return
+        done = [first]
         with contextlib.suppress(queue.Empty):
             while True:
                 done.append(self._completed.get_nowait())
         done = [future for future in done if future in self._futures]  # not of a lost client
         try:
-            timed = client.gather(done)
+            timed = self._gather(client, done)
         except BaseException as error:
             if not dask_recovery.scheduler_lost(client, error):
                 raise
@@ -236,6 +248,52 @@ class DaskPool(RunPool):
                 info(line)
         for future, results in zip(done, timed):
             self._chunk_done(self._futures.pop(future), results)
+
+    def _next_completed(self, client: Client, timeout: float | None) -> Future | None:
+        """The next completed future within ``timeout`` (None: none came), asking an existing
+        cluster's scheduler every PING_SECONDS meanwhile whether it still answers."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            wait = left
+            if self._cluster is None:  # our LocalCluster's scheduler lives in this process
+                wait = PING_SECONDS if left is None else min(PING_SECONDS, left)
+            try:
+                return self._completed.get(timeout=wait)
+            except queue.Empty:
+                pass
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
+            self._check_answers(client)
+
+    def _gather(self, client: Client, done: list[Future]) -> list:
+        """The results of finished futures; from an existing cluster within the silence window
+        (a gather asks the scheduler where the results are, and a paused one never says)."""
+        if self._cluster is not None:
+            return client.gather(done)
+        return self._answered(client, lambda: client.gather(done), "dask-gather")
+
+    def _check_answers(self, client: Client) -> None:
+        """Return when the scheduler answers a small question (or is lost just now: the next
+        wait waits for it); the silence error of :meth:`_answered` when it answers nothing."""
+        with contextlib.suppress(OSError):
+            self._answered(client, lambda: client.scheduler_info(n_workers=0), "dask-ping")
+
+    def _answered(self, client: Client, call: Callable[[], T], name: str) -> T:
+        """``call()`` (a request to the scheduler) when it returns within ``reconnect_seconds``
+        (at least SLOTS_SECONDS); else the client is given up quickly and a RuntimeError says
+        the scheduler is silent."""
+        window = max(self.reconnect_seconds, SLOTS_SECONDS)
+        try:
+            return dask_recovery.call_interruptibly(call, name, time.monotonic() + window)
+        except TimeoutError:
+            self._client = self._losses = None
+            dask_recovery.WorkerLosses.stop(client)  # a message, not a call: does not wait
+            dask_recovery.close_quickly(client)
+            raise RuntimeError(
+                f"the Dask scheduler at {self.scheduler} answered nothing for {window:g} s "
+                f"({option_path('reconnect_seconds')}); is its process paused or its host hung?"
+            ) from None
 
     def _cancel(self, ticket: int) -> None:
         super()._cancel(ticket)

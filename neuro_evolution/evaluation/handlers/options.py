@@ -83,8 +83,9 @@ class EvaluationConfig(ConfigBase):
     reconnect_seconds: float = option(
         30.0,
         doc="dask with a scheduler: how long a generation waits for a lost scheduler to answer "
-        "at the same address again (then it is recomputed); after that the generation fails "
-        "and the last completed one is checkpointed. 0: fail at once",
+        "at the same address again (then it is recomputed), or for a silent one (a paused "
+        "process) to answer at all (at least 5 s); after that the generation fails and the last "
+        "completed one is checkpointed. 0: fail at once when the scheduler is lost",
         ge=0,
     )
 

@@ -24,7 +24,6 @@ function measures, falls back to the per-individual loop of
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Literal
 
 import numpy as np
 
@@ -46,7 +45,9 @@ from neuro_evolution.evaluation.lane_memory import (
     measure_lane_bytes,
 )
 from neuro_evolution.evaluation.vector_env import (
+    BATCHED_BACKENDS,
     LockstepEnv,
+    LockstepMode,
     NativeAdapter,
     VectorMode,
     make_lockstep_env,
@@ -211,8 +212,9 @@ def warn_about_fallback(reason: str) -> None:
 class VectorizedWorkerState:
     """A worker's long-lived state for lockstep evaluation (same API as :class:`WorkerState`).
 
-    ``mode`` "auto" uses the env's native vector env when it has a seed-exact adapter and a
-    SyncVectorEnv otherwise; "native" insists on the native one; "sync" always uses SyncVectorEnv.
+    ``mode`` "auto" uses the env's native vector env when it has a seed-exact adapter (a gymnax
+    env: its vmapped step) and a SyncVectorEnv otherwise; "native" insists on the native one;
+    "sync" always uses SyncVectorEnv.
     """
 
     def __init__(
@@ -230,7 +232,7 @@ class VectorizedWorkerState:
         self.fallback_reason = ""
         self._envs: OrderedDict[int, LockstepEnv] = OrderedDict()
         self._adapter: NativeAdapter | None = None
-        self.mode: Literal["native", "sync"] = "sync"
+        self.mode: LockstepMode = "sync"
         self.sync_reason = "sync mode was asked for"
         self.fallback_reason = fallback_reason(template, spec)
         if self.fallback_reason:
@@ -238,7 +240,9 @@ class VectorizedWorkerState:
                 warn_about_fallback(self.fallback_reason)
             self.fallback = WorkerState(template, spec)
             return
-        if mode != "sync":
+        if mode != "sync" and spec.environment.backend in BATCHED_BACKENDS:
+            self.mode = "batched"
+        elif mode != "sync":
             self._adapter, self.sync_reason = native_adapter(spec.environment)
             if self._adapter is not None:
                 self.mode = "native"
@@ -261,6 +265,8 @@ class VectorizedWorkerState:
             return f"per-individual loop ({self.fallback_reason})"
         if self.mode == "native":
             return f"native vector env of {self.spec.environment.label}"
+        if self.mode == "batched":
+            return f"{self.spec.environment.label}, all lanes in one jitted vmapped step"
         return f"SyncVectorEnv ({self.sync_reason})"
 
     def evaluate(
