@@ -11,15 +11,18 @@ does).
 
 from __future__ import annotations
 
+import collections
 import copy
 import dataclasses
 import itertools
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
 
 from neuro_evolution.config.tree import ExperimentConfig, parse_config
+from neuro_evolution.support.console import plural
 from neuro_evolution.support.errors import ConfigError, UserError
 
 BASE_NAME = "base"  # the settings directory of a sweep without --set
@@ -56,7 +59,7 @@ def parse_seeds(text: str) -> list[int]:
         if last < first:
             raise UserError(f"--seeds: {part.strip()!r} runs backwards; write {last}-{first}")
         seeds.extend(range(first, last + 1))
-    duplicated = sorted({s for s in seeds if seeds.count(s) > 1})
+    duplicated = sorted(seed for seed, n in collections.Counter(seeds).items() if n > 1)
     if duplicated:
         raise UserError(f"--seeds: seed {duplicated[0]} is given twice")
     return seeds
@@ -148,11 +151,32 @@ def expand_grid(data: dict[str, Any], settings: list[Setting], seeds: list[int])
             varying = tuple((k, v) for (k, v), s in zip(chosen, settings) if len(s.values) > 1)
             name = f"{settings_name(varying)}/seed-{seed}"
             plans.append(RunPlan(name, chosen, seed, config))
-    names = [plan.name for plan in plans]
-    clash = next((n for n in names if names.count(n) > 1), None)
+    counts = collections.Counter(plan.name for plan in plans)
+    clash = next((name for name, n in counts.items() if n > 1), None)
     if clash is not None:
         raise UserError(f"--set: two settings give the same directory name {clash!r}")
     return plans
+
+
+MAX_RUNS = 1000  # a sweep of more runs needs --yes
+
+
+def run_count(settings: list[Setting], seeds: list[int]) -> int:
+    """How many runs the grid makes: seeds x the product of the settings' value counts."""
+    return len(seeds) * math.prod(len(setting.values) for setting in settings)
+
+
+def check_run_count(settings: list[Setting], seeds: list[int], confirmed: bool) -> int:
+    """The run count; a UserError past :data:`MAX_RUNS` unless ``confirmed`` (``--yes``)."""
+    count = run_count(settings, seeds)
+    if count > MAX_RUNS and not confirmed:
+        combinations = count // len(seeds)
+        raise UserError(
+            f"--seeds/--set: this sweep makes {count} runs ({plural(len(seeds), 'seed')} x "
+            f"{plural(combinations, 'setting')}), more than {MAX_RUNS}; pass --yes to make them "
+            "all, or narrow --seeds or --set"
+        )
+    return count
 
 
 def read_config_data(path: Path) -> dict[str, Any]:
