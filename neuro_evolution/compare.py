@@ -283,7 +283,8 @@ def table(groups: list[Group], folder: Path | None = None) -> str:
         f"{runs} runs in {len(groups)} groups (runs grouped by their config without "
         f"{', '.join(GROUP_IGNORES)}). Each cell: median over runs [bootstrap 95% interval, "
         f"{BOOTSTRAP_RESAMPLES:,} resamples; none over a single run]; time and env steps count "
-        "only runs that reached the target. Wall times of a sweep's runs were measured while they shared the workers.",
+        "only runs that reached the target. Wall times of a sweep's runs were measured while "
+        "they shared the workers.",
         "",
         "| group | runs | final validation mean | target | reached target | time to target [s] "
         "| env steps to target |",
