@@ -443,10 +443,15 @@ class ExternalCluster(NamedTuple):
 
 @contextlib.contextmanager
 def external_dask_cluster(
-    tmp_path: Path, workers: int = 2, port: int = 0, tls: TlsFiles | None = None
+    tmp_path: Path,
+    workers: int = 2,
+    port: int = 0,
+    tls: TlsFiles | None = None,
+    worker_options: tuple[str, ...] = (),
 ) -> Iterator[ExternalCluster]:
     """Start `dask scheduler` (on ``port``; 0: a free one) and ``workers`` `dask worker`s on
-    127.0.0.1, speaking mutual TLS when ``tls`` is given; kill them afterwards."""
+    127.0.0.1, speaking mutual TLS when ``tls`` is given, each with ``worker_options`` (e.g.
+    ``--preload FILE``); kill them afterwards."""
     scheduler_file = tmp_path / "scheduler.json"
     logs = (tmp_path / "dask.log").open("w")
     common = {"stdout": logs, "stderr": subprocess.STDOUT, "cwd": tmp_path}
@@ -476,7 +481,7 @@ def external_dask_cluster(
                 subprocess.Popen(
                     [*DASK, "worker", address, "--nthreads", "1", "--nworkers", "1"]
                     + ["--host", "127.0.0.1", "--no-dashboard", "--name", f"ext-{index}"]
-                    + ["--local-directory", str(tmp_path)]
+                    + ["--local-directory", str(tmp_path), *worker_options]
                     + ([] if tls is None else tls_options(tls.worker)),
                     **common,
                 )

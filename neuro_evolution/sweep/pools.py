@@ -10,6 +10,7 @@ recovered by the pool, for a sweep as for a single run.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from typing import Any
 
 from neuro_evolution.evaluation.handlers import handler_from_config
@@ -42,9 +43,20 @@ def worker_modules(section: EvaluationConfig) -> dict[str, tuple[str, str]]:
     return {}
 
 
+def importable(name: str) -> bool:
+    """Whether ``import name`` can succeed here, judged without importing it (jax takes
+    seconds): found on the path, and not blocked (``None`` in ``sys.modules``)."""
+    if name in sys.modules:
+        return sys.modules[name] is not None
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def missing_modules(names: list[str]) -> list[str]:
     """Those of ``names`` that this process cannot import (run on each worker)."""
-    return [name for name in names if importlib.util.find_spec(name) is None]
+    return [name for name in names if not importable(name)]
 
 
 def check_worker_modules(client: Any, modules: dict[str, tuple[str, str]]) -> None:
