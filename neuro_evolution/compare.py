@@ -12,7 +12,9 @@ not change results) -- and writes into ``--out`` (default: the first path):
   one for the front's hypervolume.
 - ``comparison.md``: per group, the final validation mean, and the wall time and env steps until
   validation first reached ``validation.target``, each as the median over runs with a bootstrap
-  95% interval, and how many runs reached the target.
+  95% interval, and how many runs reached the target. A bootstrap of one value says nothing
+  about the spread: a number over fewer than :data:`MIN_INTERVAL_RUNS` runs is shown alone,
+  marked as such, and the command says so in one line.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ from neuro_evolution.support.errors import UserError
 PROGRAM = "neuro_evolution.compare"
 GROUP_IGNORES = ("random_seed", "evaluation", "observers", "checkpoint")
 BOOTSTRAP_RESAMPLES = 10_000
+MIN_INTERVAL_RUNS = 2  # fewer values give no bootstrap interval
+SINGLE = "(1 run: no interval)"
 GRID_POINTS = 200
 # Rows drawn when a run of the comparison is a QD run (its log.csv has these columns).
 QD_ROWS = (("qd_score", "QD score (archive)"), ("coverage", "archive coverage"))
@@ -134,10 +138,13 @@ def group_runs(runs: list[Run]) -> list[Group]:
 def bootstrap_median(
     values: list[float], resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0
 ) -> tuple[float, float, float] | None:
-    """(median, low, high): the median and its percentile-bootstrap 95% interval."""
+    """(median, low, high): the median and its percentile-bootstrap 95% interval; low and
+    high are NaN for fewer than :data:`MIN_INTERVAL_RUNS` values (no interval)."""
     data = np.asarray(values, dtype=np.float64)
     if data.size == 0:
         return None
+    if data.size < MIN_INTERVAL_RUNS:
+        return float(np.median(data)), math.nan, math.nan
     rng = np.random.default_rng(seed)
     medians = np.median(data[rng.integers(0, data.size, (resamples, data.size))], axis=1)
     low, high = np.percentile(medians, [2.5, 97.5])
@@ -230,11 +237,25 @@ def plot(groups: list[Group]) -> bytes:
 
 
 def interval_text(stats: tuple[float, float, float] | None, digits: int = 6) -> str:
-    """``median [low, high]`` or ``-``."""
+    """``median [low, high]``, ``median (1 run: no interval)`` or ``-``."""
     if stats is None:
         return "-"
     median, low, high = stats
+    if math.isnan(low):
+        return f"{median:.{digits}g} {SINGLE}"
     return f"{median:.{digits}g} [{low:.{digits}g}, {high:.{digits}g}]"
+
+
+def single_run_line(groups: list[Group]) -> str | None:
+    """The note for groups whose numbers come from a single run (None: every group has more)."""
+    single = [group.label for group in groups if len(group.runs) < MIN_INTERVAL_RUNS]
+    if not single:
+        return None
+    return (
+        f"note: {len(single)} of {len(groups)} groups have a single run ({single[0]}"
+        f"{', ...' if len(single) > 1 else ''}), so their medians have no bootstrap interval; "
+        "run more seeds (sweep --seeds 1-5) for one"
+    )
 
 
 def group_numbers(group: Group) -> dict[str, Any]:
@@ -261,8 +282,9 @@ def table(groups: list[Group], folder: Path | None = None) -> str:
         "",
         f"{runs} runs in {len(groups)} groups (runs grouped by their config without "
         f"{', '.join(GROUP_IGNORES)}). Each cell: median over runs [bootstrap 95% interval, "
-        f"{BOOTSTRAP_RESAMPLES:,} resamples]; time and env steps count only runs that reached "
-        "the target. Wall times of a sweep's runs were measured while they shared the workers.",
+        f"{BOOTSTRAP_RESAMPLES:,} resamples; none over a single run]; time and env steps count "
+        "only runs that reached the target. Wall times of a sweep's runs were measured while "
+        "they shared the workers.",
         "",
         "| group | runs | final validation mean | target | reached target | time to target [s] "
         "| env steps to target |",
@@ -291,12 +313,16 @@ def run_name(path: Path, folder: Path | None) -> str:
 
 
 def compare(paths: list[Path], out: Path) -> tuple[Path, Path]:
-    """Write comparison.png and comparison.md for the runs under ``paths`` into ``out``."""
+    """Write comparison.png and comparison.md for the runs under ``paths`` into ``out``; print
+    the single-run note (if any)."""
     groups = group_runs(find_runs(paths))
     out.mkdir(parents=True, exist_ok=True)
     png, md = out / "comparison.png", out / "comparison.md"
     atomic_write_bytes(png, plot(groups))
     atomic_write_text(md, table(groups, out))
+    note = single_run_line(groups)
+    if note is not None:
+        print(note)
     return png, md
 
 

@@ -113,12 +113,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def missing_candidate_line(run_dir: Path, rank_flag: str) -> str:
+    """Why there is no candidate to replay, and the options."""
+    return (
+        f"{run_dir / CANDIDATE_FILE}: missing, so there is no genome the run stands behind (it "
+        "is written with each validation, and after every generation of a run without one); "
+        f"pass {rank_flag} N for hall-of-fame entry N (scored on training seeds only), or train "
+        "on to the next validation"
+    )
+
+
 def choose_genome(
-    run_dir: Path, rank: int | None
+    run_dir: Path, rank: int | None, rank_flag: str = "--rank"
 ) -> tuple[ExperimentConfig, BrainTemplate, np.ndarray, ObservationScaler | None, str]:
-    """(config, template, genome, scaler, description) of what to replay."""
+    """(config, template, genome, scaler, description) of what to replay: the candidate, or
+    with ``rank`` that hall-of-fame entry. A missing candidate is refused, never replaced by
+    the hall of fame's best (a training-seed maximum, not what the run stands behind)."""
     config, hall_of_fame, template = load_run(run_dir)
-    if rank is None and (run_dir / CANDIDATE_FILE).is_file():
+    if rank is None:
+        if not (run_dir / CANDIDATE_FILE).is_file():
+            raise UserError(missing_candidate_line(run_dir, rank_flag))
         candidate, template = load_candidate(run_dir / CANDIDATE_FILE)
         score = candidate.score
         validated = (
@@ -129,9 +143,8 @@ def choose_genome(
         )
         what = f"{candidate.source} after generation {candidate.generation}{validated}"
         return config, template, candidate.genome, candidate.scaler, what
-    rank = rank or 0
     if not 0 <= rank < len(hall_of_fame):
-        raise UserError(f"--rank must be in 0..{len(hall_of_fame) - 1}, got {rank}")
+        raise UserError(f"{rank_flag} must be in 0..{len(hall_of_fame) - 1}, got {rank}")
     what = f"hall-of-fame rank {rank}, training fitness {hall_of_fame.fitness[rank]:.6g}"
     return config, template, hall_of_fame.genomes[rank], hall_of_fame.scaler(rank), what
 

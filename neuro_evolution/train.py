@@ -48,9 +48,10 @@ from neuro_evolution.config.tree import load_config
 from neuro_evolution.evaluation.handlers.base import handler_names
 from neuro_evolution.evaluation.handlers.options import option_path
 from neuro_evolution.evaluation.wave_check import check_planned_waves, lockstep_chunks
-from neuro_evolution.run.checkpoint import TrainingStopped, checkpointer_of, install_checkpoints
+from neuro_evolution.run.checkpoint import TrainingStopped, checkpointer_of
 from neuro_evolution.run.directory import new_run_directory
 from neuro_evolution.run.experiment import Experiment
+from neuro_evolution.run.lock import RunLock
 from neuro_evolution.run.resume import resume_experiment
 from neuro_evolution.run.summary import RunSummary
 from neuro_evolution.support.atomic import atomic_write_text
@@ -287,33 +288,46 @@ def main(argv: list[str] | None = None) -> int:
     def train() -> int:
         config = apply_overrides(load_config(args.config), args)
         experiment = Experiment(config, quiet=args.quiet)  # validates, builds, dry-runs
-        run_dir = None
+        run_dir = lock = None
         try:
             check_start_up(experiment)
             start_workers(experiment)  # before anything is written: a failure leaves nothing
-            run_dir = new_run_directory(args.config, args.out)
-            experiment.attach_run_directory(run_dir)
-            install_checkpoints(experiment, should_stop=request.requested)
+            made = new_run_directory(args.config, args.out)
+            lock = RunLock.acquire(made, PROGRAM)  # held to the end, past the experiment's
+            run_dir = made  # ours from here on: removed if the start fails
+            experiment.attach_run_directory(run_dir, should_stop=request.requested)
         except BaseException:
             experiment.close()
             if run_dir is not None:
                 shutil.rmtree(run_dir, ignore_errors=True)
+            if lock is not None:
+                lock.release()
             raise
-        if not args.quiet:
-            print(f"run directory: {run_dir}")
-            print(f"evaluation: {experiment.handler.describe()}", flush=True)
-        return run_to_end(experiment, request, run_dir)
+        try:
+            if not args.quiet:
+                print(f"run directory: {run_dir}")
+                print(f"evaluation: {experiment.handler.describe()}", flush=True)
+            return run_to_end(experiment, request, run_dir)
+        finally:
+            lock.release()
 
     def resume() -> int:
         run_dir: Path = args.resume
         with one_line_warnings(PROGRAM):
-            experiment = resume_experiment(
+            experiment = resume_experiment(  # holds the run's lock, or refuses in one line
                 run_dir,
                 number_generations=args.generations,
                 evaluation=evaluation_overrides(args),
                 quiet=args.quiet,
                 should_stop=request.requested,
             )
+        lock = RunLock.acquire(run_dir, PROGRAM)  # a second share: held past experiment.close
+        try:
+            return continue_resumed(experiment, run_dir)
+        finally:
+            lock.release()
+
+    def continue_resumed(experiment: Experiment, run_dir: Path) -> int:
         total = experiment.config.number_generations
         if args.generations is not None and args.generations > experiment.generation:
             experiment.train_past_target = True  # asked for more: a solved run trains on

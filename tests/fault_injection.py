@@ -30,8 +30,8 @@ from typing import Any
 
 from neuro_evolution import train
 from neuro_evolution.run import checkpoint
+from neuro_evolution.run import experiment as experiment_module
 from neuro_evolution.sweep import cli as sweep_cli
-from neuro_evolution.sweep import scheduler
 
 CRASH_EXIT_CODE = 86
 SCRIPT = Path(__file__).resolve()
@@ -65,7 +65,7 @@ def crash_mid_write(path: Path, data: bytes) -> None:
 def after_generation(generation: int, action: Callable[[Any], None], sweep: bool = False) -> None:
     """Run ``action(experiment)`` after ``generation``'s checkpoint hook has run (of every run
     of a sweep that starts in this session)."""
-    module: Any = scheduler if sweep else train
+    module: Any = experiment_module  # train, resume and sweep runs all install it there
     install = module.install_checkpoints
 
     def install_then_add(experiment: Any, *args: Any, **kwargs: Any) -> Any:

@@ -270,6 +270,32 @@ def assert_identical(resumed: Path, straight: Path, extended_from: int | None = 
             assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), f"{part} {key}"
 
 
+# --- read-only places -----------------------------------------------------------------------
+@contextlib.contextmanager
+def read_only(directory: Path) -> Iterator[Path]:
+    """``directory`` made read-only for this process: a read-only bind mount of itself for root
+    (whom file modes do not stop), file modes otherwise. Skips where neither is possible."""
+    directory.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0:
+        mode = directory.stat().st_mode
+        directory.chmod(0o555)
+        try:
+            yield directory
+        finally:
+            directory.chmod(mode)
+        return
+    bind = ["mount", "--bind", str(directory), str(directory)]
+    if subprocess.run(bind, capture_output=True).returncode != 0:
+        pytest.skip("root without mount: no read-only folder to test with")
+    try:
+        remount = ["mount", "-o", "remount,ro,bind", str(directory)]
+        if subprocess.run(remount, capture_output=True).returncode != 0:
+            pytest.skip("cannot remount read-only here")
+        yield directory
+    finally:
+        subprocess.run(["umount", str(directory)], capture_output=True)
+
+
 # --- evaluation setups and a real external Dask cluster ---------------------------------------
 DASK = [sys.executable, "-m", "dask"]  # the `dask` command of this interpreter
 
@@ -417,10 +443,15 @@ class ExternalCluster(NamedTuple):
 
 @contextlib.contextmanager
 def external_dask_cluster(
-    tmp_path: Path, workers: int = 2, port: int = 0, tls: TlsFiles | None = None
+    tmp_path: Path,
+    workers: int = 2,
+    port: int = 0,
+    tls: TlsFiles | None = None,
+    worker_options: tuple[str, ...] = (),
 ) -> Iterator[ExternalCluster]:
     """Start `dask scheduler` (on ``port``; 0: a free one) and ``workers`` `dask worker`s on
-    127.0.0.1, speaking mutual TLS when ``tls`` is given; kill them afterwards."""
+    127.0.0.1, speaking mutual TLS when ``tls`` is given, each with ``worker_options`` (e.g.
+    ``--preload FILE``); kill them afterwards."""
     scheduler_file = tmp_path / "scheduler.json"
     logs = (tmp_path / "dask.log").open("w")
     common = {"stdout": logs, "stderr": subprocess.STDOUT, "cwd": tmp_path}
@@ -450,7 +481,7 @@ def external_dask_cluster(
                 subprocess.Popen(
                     [*DASK, "worker", address, "--nthreads", "1", "--nworkers", "1"]
                     + ["--host", "127.0.0.1", "--no-dashboard", "--name", f"ext-{index}"]
-                    + ["--local-directory", str(tmp_path)]
+                    + ["--local-directory", str(tmp_path), *worker_options]
                     + ([] if tls is None else tls_options(tls.worker)),
                     **common,
                 )

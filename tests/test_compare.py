@@ -47,7 +47,7 @@ def table_rows(md: str) -> dict[str, list[str]]:
 
 
 def median_of(text: str) -> float:
-    return float(text.split(" [")[0])
+    return float(text.split(" ")[0])
 
 
 def interval_of(text: str) -> tuple[float, float]:

@@ -185,7 +185,21 @@ def arguments(command: str, program: str) -> list[str]:
     return words[words.index(program) + 1 :]
 
 
-SWEEPS = program_commands("neuro_evolution.sweep")
+def runnable_commands() -> set[tuple[str, ...]]:
+    """The commands of the shell blocks marked runnable (run for real, so checked there)."""
+    return {
+        tuple(shlex.split(command))
+        for block in shell_blocks()
+        for command in commands(block.text, console=block.language == "console")
+    }
+
+
+# a sweep command of a runnable block may name files an earlier command of the block writes
+SWEEPS = [
+    (where, command)
+    for where, command in program_commands("neuro_evolution.sweep")
+    if tuple(shlex.split(command)) not in runnable_commands()
+]
 TRAINS = [
     (where, command)
     for where, command in program_commands("neuro_evolution.train")

@@ -4,18 +4,14 @@ processes."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from helpers import nsga2_config, qd_config, require, small_config
+from helpers import nsga2_config, qd_config, read_only, require, small_config
 
 CARTPOLE = Path(__file__).resolve().parents[1] / "configs" / "cartpole.json"
 
@@ -79,31 +75,6 @@ def test_a_lockstep_wave_that_fits_is_not_refused(tmp_path: Path) -> None:
 
 
 # --- read-only places -----------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def read_only(directory: Path) -> Iterator[Path]:
-    """``directory`` made read-only for this process: a read-only bind mount of itself for root
-    (whom file modes do not stop), file modes otherwise. Skips where neither is possible."""
-    directory.mkdir(parents=True, exist_ok=True)
-    if os.geteuid() != 0:
-        mode = directory.stat().st_mode
-        directory.chmod(0o555)
-        try:
-            yield directory
-        finally:
-            directory.chmod(mode)
-        return
-    bind = ["mount", "--bind", str(directory), str(directory)]
-    if subprocess.run(bind, capture_output=True).returncode != 0:
-        pytest.skip("root without mount: no read-only folder to test with")
-    try:
-        remount = ["mount", "-o", "remount,ro,bind", str(directory)]
-        if subprocess.run(remount, capture_output=True).returncode != 0:
-            pytest.skip("cannot remount read-only here")
-        yield directory
-    finally:
-        subprocess.run(["umount", str(directory)], capture_output=True)
 
 
 def tiny_config(directory: Path) -> Path:

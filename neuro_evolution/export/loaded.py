@@ -15,7 +15,7 @@ import numpy as np
 
 from neuro_evolution.brains.base import Brain
 from neuro_evolution.export.writer import EXTRA
-from neuro_evolution.support.errors import UserError
+from neuro_evolution.support.errors import DamagedFileError, UserError
 
 State = dict[str, np.ndarray]
 
@@ -31,9 +31,12 @@ class OnnxPolicy:
 
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3  # not the warning that a state input has a default
-        self.session = onnxruntime.InferenceSession(
-            str(path), options, providers=["CPUExecutionProvider"]
-        )
+        try:
+            self.session = onnxruntime.InferenceSession(
+                str(path), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as error:  # onnxruntime's InvalidProtobuf, Fail, ... on a bad file
+            raise damaged(path, error) from None
         inputs = self.session.get_inputs()
         props = self.session.get_modelmeta().custom_metadata_map
         self.metadata = {k: _json_or_text(v) for k, v in props.items()}
@@ -61,15 +64,29 @@ class NumpyPolicy:
         if spec is None or spec.loader is None:
             raise UserError(f"{path}: not a Python file that can be imported")
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        self.policy = module.load()
-        self.metadata = self.policy.metadata
+        try:
+            spec.loader.exec_module(module)
+            self.policy = module.load()
+            self.metadata = self.policy.metadata
+        except UserError:
+            raise
+        except Exception as error:  # a damaged .py or .npz beside it
+            raise damaged(path, error) from None
 
     def initial_state(self) -> State:
         return dict(self.policy.initial_state())
 
     def step(self, observation: Any, state: State | None = None) -> tuple[Any, State]:
         return self.policy.step(observation, state)
+
+
+def damaged(path: Path, error: Exception) -> DamagedFileError:
+    """The one line for an exported file that cannot be loaded."""
+    detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return DamagedFileError(
+        f"{path}: not a loadable exported policy ({type(error).__name__}: {detail}); export it "
+        "again with python -m neuro_evolution.export"
+    )
 
 
 def _json_or_text(value: str) -> Any:

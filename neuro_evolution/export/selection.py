@@ -75,11 +75,6 @@ def choose(
             config, template, np.array(data["genomes"][front], dtype=np.float64),
             row_scaler(data, front), f"front {front}", f"Pareto front member {front}",
         )  # fmt: skip
-    if hall_of_fame is not None:
-        size = len(load_run(run_dir)[1])
-        if not 0 <= hall_of_fame < size:  # replay's own check would name its --rank
-            raise UserError(f"--hall-of-fame must be in 0..{size - 1}, got {hall_of_fame}")
-    config, template, genome, scaler, what = choose_genome(run_dir, hall_of_fame)
-    candidate = hall_of_fame is None and (run_dir / CANDIDATE_FILE).is_file()
-    label = "candidate" if candidate else f"hall_of_fame {hall_of_fame or 0}"
+    config, template, genome, scaler, what = choose_genome(run_dir, hall_of_fame, "--hall-of-fame")
+    label = "candidate" if hall_of_fame is None else f"hall_of_fame {hall_of_fame}"
     return Chosen(config, template, np.asarray(genome, dtype=np.float64), scaler, label, what)

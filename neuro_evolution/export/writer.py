@@ -17,8 +17,17 @@ from neuro_evolution.support.atomic import atomic_savez, atomic_write_bytes, ato
 from neuro_evolution.support.errors import UserError
 
 FORMATS = ("onnx", "numpy")
+SUFFIXES = {"onnx": ".onnx", "numpy": ".py"}  # the file --out names, per format
 FORMAT_VERSION = 1
 EXTRA = "pip install -e '.[export]'"
+
+
+def output_path(format: str, out: Path) -> Path:
+    """``--out`` with the format's suffix added when it has none (``policy`` -> ``policy.onnx``
+    or ``policy.py``): the name ``replay --exported`` and :func:`load_policy` accept."""
+    if format in SUFFIXES and out.suffix == "" and not out.is_dir():
+        return out.with_name(out.name + SUFFIXES[format])
+    return out
 
 
 def check_format(format: str, out: Path) -> None:
@@ -34,6 +43,11 @@ def check_format(format: str, out: Path) -> None:
             import onnx  # noqa: F401
         except ImportError:
             raise UserError(f"--format onnx needs the onnx package: {EXTRA}") from None
+        if out.suffix != ".onnx":
+            raise UserError(
+                f"--out {out}: --format onnx writes an ONNX model; name a .onnx file (e.g. "
+                f"{out.with_suffix('.onnx')})"
+            )
     elif out.suffix != ".py" or not out.stem.isidentifier():
         raise UserError(
             f"--out {out}: --format numpy writes a Python module, so name a .py file whose "
@@ -77,7 +91,7 @@ def export_run(
     front: int | None = None,
 ) -> list[Path]:
     """Export the chosen genome's policy (see :mod:`neuro_evolution.export`); the written paths."""
-    run_dir, out = Path(run_dir), Path(out)
+    run_dir, out = Path(run_dir), output_path(format, Path(out))
     check_format(format, out)
     chosen = choose(run_dir, hall_of_fame, elite, cell, front)
     env = chosen.config.environment.make()

@@ -29,7 +29,7 @@ import io
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -48,7 +48,27 @@ from neuro_evolution.support.atomic import (
 )
 
 if TYPE_CHECKING:
-    from neuro_evolution.run.experiment import Experiment
+    from neuro_evolution.brains.base import BrainTemplate
+    from neuro_evolution.run.directory import LogRow, RunDirectory
+
+
+class CheckpointedRun(Protocol):
+    """What checkpoints read of a run: an :class:`~neuro_evolution.run.experiment.Experiment`
+    (named by its shape, so the experiment may install its own checkpoints)."""
+
+    config: ExperimentConfig
+    template: BrainTemplate
+    generation: int
+    log: list[LogRow]
+    run_directory: RunDirectory | None
+    after_generation: list[Any]
+
+    @property
+    def wall_time(self) -> float: ...
+
+    @property
+    def done(self) -> bool: ...
+
 
 CHECKPOINT_DIR = "checkpoints"
 CHECKPOINT_FORMAT_VERSION = 2
@@ -117,7 +137,7 @@ def _split_state(part: str, state: dict[str, Any]) -> tuple[dict[str, np.ndarray
     return arrays, scalars
 
 
-def experiment_parts(experiment: Experiment) -> dict[str, dict[str, Any]]:
+def experiment_parts(experiment: CheckpointedRun) -> dict[str, dict[str, Any]]:
     """The state of every part of ``experiment`` that a checkpoint saves."""
     parts = {"template": dict(experiment.template.to_state())}
     for name in STATE_PARTS:
@@ -137,7 +157,9 @@ class BoundaryState:
     parts: dict[str, dict[str, Any]]
 
 
-def boundary_state(experiment: Experiment, wall_time: float, copy: bool = False) -> BoundaryState:
+def boundary_state(
+    experiment: CheckpointedRun, wall_time: float, copy: bool = False
+) -> BoundaryState:
     """``experiment``'s state now (between generations); ``copy``: deep copies, so that the next
     generation (``ask`` mutates optimizer state in place) cannot change what was captured."""
     parts = experiment_parts(experiment)
@@ -167,7 +189,7 @@ def encode_state(config: ExperimentConfig, state: BoundaryState) -> bytes:
     return npz_bytes(arrays)
 
 
-def encode_checkpoint(experiment: Experiment, wall_time: float) -> bytes:
+def encode_checkpoint(experiment: CheckpointedRun, wall_time: float) -> bytes:
     """The bytes of a checkpoint of ``experiment`` as it is now (between generations)."""
     return encode_state(experiment.config, boundary_state(experiment, wall_time))
 
@@ -239,7 +261,7 @@ class Checkpointer:
 
     def __init__(
         self,
-        experiment: Experiment,
+        experiment: CheckpointedRun,
         checkpoints: list[dict[str, Any]] | None = None,
         should_stop: Callable[[], bool] | None = None,
     ):
@@ -254,7 +276,7 @@ class Checkpointer:
         self.should_stop = should_stop or (lambda: False)
         self._unsaved: BoundaryState | None = None  # the last boundary, when not on disk
 
-    def __call__(self, experiment: Experiment) -> None:
+    def __call__(self, experiment: CheckpointedRun) -> None:
         stop = self.should_stop()
         if stop or experiment.done or experiment.generation % self.every == 0:
             self.write(experiment)
@@ -263,7 +285,7 @@ class Checkpointer:
         if stop and not experiment.done:  # a finished run ends normally
             raise TrainingStopped(experiment.generation, self.run_dir / self.entries[-1]["file"])
 
-    def write(self, experiment: Experiment) -> Path:
+    def write(self, experiment: CheckpointedRun) -> Path:
         """Write the checkpoint of the current generation, then the status, then prune."""
         return self._write(boundary_state(experiment, experiment.wall_time))
 
@@ -309,7 +331,7 @@ class Checkpointer:
                 path.unlink(missing_ok=True)
 
 
-def checkpointer_of(experiment: Experiment) -> Checkpointer | None:
+def checkpointer_of(experiment: CheckpointedRun) -> Checkpointer | None:
     """The :class:`Checkpointer` installed on ``experiment`` (None without checkpoints)."""
     for hook in experiment.after_generation:
         if isinstance(hook, Checkpointer):
@@ -318,7 +340,7 @@ def checkpointer_of(experiment: Experiment) -> Checkpointer | None:
 
 
 def install_checkpoints(
-    experiment: Experiment,
+    experiment: CheckpointedRun,
     checkpoints: list[dict[str, Any]] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> Checkpointer:

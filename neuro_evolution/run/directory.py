@@ -41,7 +41,7 @@ from neuro_evolution.support.atomic import (
     atomic_write_text,
     load_npz,
 )
-from neuro_evolution.support.errors import UserError
+from neuro_evolution.support.errors import DamagedFileError, UserError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -204,8 +204,12 @@ def save_candidate(path: str | Path, candidate: Candidate, template: BrainTempla
 
 
 def load_candidate(path: str | Path) -> tuple[Candidate, BrainTemplate]:
-    """The candidate and template saved by :func:`save_candidate`."""
+    """The candidate and template saved by :func:`save_candidate` (a file without its arrays
+    is a one-line DamagedFileError)."""
     data = load_npz(path)
+    lacking = sorted({"genome", "source", "generation", "validation_returns"} - data.keys())
+    if lacking:
+        raise DamagedFileError(f"{path}: damaged, it lacks {', '.join(lacking)}; write it again")
     template = BrainTemplate.from_state(
         {k[len(TEMPLATE_PREFIX) :]: v for k, v in data.items() if k.startswith(TEMPLATE_PREFIX)}
     )

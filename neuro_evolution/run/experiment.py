@@ -9,6 +9,7 @@ seeds), so the log is identical whichever handler runs it.
 
 from __future__ import annotations
 
+import shutil
 import time
 import warnings
 from collections.abc import Callable, Generator
@@ -40,9 +41,11 @@ from neuro_evolution.optimizers.base import Evaluations, Optimizer
 from neuro_evolution.optimizers.cost import optimizer_cost_warning
 from neuro_evolution.optimizers.factory import make_optimizer
 from neuro_evolution.optimizers.novelty import NoveltyArchive
+from neuro_evolution.run.checkpoint import checkpointer_of, install_checkpoints
 from neuro_evolution.run.directory import Candidate, LogRow, RunDirectory
+from neuro_evolution.run.lock import LOCK_FILE, RunLock
 from neuro_evolution.run.summary import RunSummary, ValidatedGeneration
-from neuro_evolution.support.errors import PerformanceWarning
+from neuro_evolution.support.errors import PerformanceWarning, UserError
 from neuro_evolution.support.seeds import (
     generation_seeds,
     optimizer_seed,
@@ -117,8 +120,38 @@ def run_measures(config: ExperimentConfig, optimizer: Optimizer) -> tuple[Measur
     return measures
 
 
+def earlier_files(path: Path) -> list[Path]:
+    """What ``path`` holds besides its lock file (an earlier run's files)."""
+    return [entry for entry in path.iterdir() if entry.name != LOCK_FILE] if path.is_dir() else []
+
+
+def refuse_or_clear(path: Path, overwrite: bool) -> None:
+    """A new run goes into an empty directory: refuse one holding files, or (``overwrite``)
+    delete them."""
+    files = earlier_files(path)
+    if files and not overwrite:
+        raise UserError(
+            f"{path}: holds an earlier run ({len(files)} files, e.g. {sorted(files)[0].name}); "
+            f"continue it with resume_experiment({str(path)!r}) (or python -m "
+            f"neuro_evolution.train --resume {path}), pass overwrite=True to replace it, or "
+            "choose another run_dir"
+        )
+    for entry in files:
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
 class Experiment:
-    """One training run. Checks everything it can at construction (dry run included)."""
+    """One training run. Checks everything it can at construction (dry run included).
+
+    With ``run_dir`` it writes what ``train`` writes there (config, log, candidate, hall of
+    fame, plot, checkpoints and ``training_status.json``), so ``resume_experiment(run_dir)`` and
+    ``train --resume`` continue it; a directory that already holds files is refused unless
+    ``overwrite`` is true. It holds the directory's lock (:mod:`neuro_evolution.run.lock`) until
+    :meth:`close`.
+    """
 
     def __init__(
         self,
@@ -126,6 +159,7 @@ class Experiment:
         run_dir: str | Path | None = None,
         handler: EvaluationHandler | None = None,
         quiet: bool = True,
+        overwrite: bool = False,
     ):
         self.config = config
         self.quiet = quiet
@@ -176,8 +210,9 @@ class Experiment:
         self.after_generation: list[Callable[[Experiment], None]] = []
         self.on_close: list[Callable[[Experiment], None]] = []  # e.g. observers finishing up
         self.run_directory: RunDirectory | None = None
+        self.lock: RunLock | None = None
         if run_dir is not None:
-            self.attach_run_directory(run_dir)
+            self.attach_run_directory(run_dir, overwrite=overwrite)
 
     def _observation_statistics(self) -> ObservationStatistics | None:
         """Running statistics when observations are normalized (1-D Box observations only)."""
@@ -199,9 +234,32 @@ class Experiment:
             )
         return ObservationStatistics(section, int(shape[0]))
 
-    def attach_run_directory(self, run_dir: str | Path) -> None:
-        """Write results into ``run_dir`` from now on (the resolved config at once)."""
-        self.run_directory = RunDirectory(Path(run_dir), title=self.config.environment.label)
+    def attach_run_directory(
+        self,
+        run_dir: str | Path,
+        overwrite: bool = False,
+        should_stop: Callable[[], bool] | None = None,
+        resumed: list[dict[str, Any]] | None = None,
+        lock: RunLock | None = None,
+    ) -> None:
+        """Write results and checkpoints into ``run_dir`` from now on (the resolved config at
+        once), holding its lock (``lock``, or one taken now). A new run needs an empty directory
+        (``overwrite``: its files are deleted); ``resumed`` lists the checkpoints of the run
+        being continued. ``should_stop`` is polled after each generation (see Checkpointer)."""
+        path = Path(run_dir)
+        lock = lock if lock is not None else RunLock.acquire(path)
+        try:
+            if resumed is None:
+                refuse_or_clear(path, overwrite)
+            self._attach(path)
+            install_checkpoints(self, resumed, should_stop)
+        except BaseException:
+            lock.release()
+            raise
+        self.lock = lock
+
+    def _attach(self, path: Path) -> None:
+        self.run_directory = RunDirectory(path, title=self.config.environment.label)
         self.run_directory.write_config(config_to_dict(self.config))
         self.run_directory.writers += self.optimizer.run_files(
             self.run_directory.path, self.template, self.config.environment.label
@@ -442,10 +500,23 @@ class Experiment:
                 postfix.update((name, f"{value:.4g}") for name, value in row.metrics)
                 bar.set_postfix(postfix)
                 bar.update(1)
-        finally:
+        except BaseException:
             bar.close()
-            self.close()
+            self.close(failing=True)  # the error that stopped the run goes up, not a save's
+            raise
+        bar.close()
+        self.close()
         return self.summary()
+
+    def _save_completed(self, failing: bool) -> None:
+        checkpointer = checkpointer_of(self)
+        if checkpointer is None:
+            return
+        try:
+            checkpointer.save_completed()
+        except Exception:
+            if not failing:
+                raise
 
     def summary(self) -> RunSummary:
         """Generations run, the last validation, time and env steps to the target, results."""
@@ -467,15 +538,20 @@ class Experiment:
             metrics=self.log[-1].metrics if self.log else (),
         )
 
-    def close(self) -> None:
-        """Draw the last plot, run the ``on_close`` hooks (once), and close the handler if this
-        experiment made it."""
+    def close(self, failing: bool = False) -> None:
+        """Checkpoint the last completed generation if it is not on disk yet (a library run
+        stopped after any ``step`` resumes from there), draw the last plot, run the ``on_close``
+        hooks (once), release the run directory, and close the handler if this experiment made
+        it. ``failing``: an error is on its way up; a failed save does not replace it."""
         hooks, self.on_close = self.on_close, []
         try:
+            self._save_completed(failing)
             if self.run_directory is not None:
                 self.run_directory.finish(self.log)
             for hook in hooks:
                 hook(self)
         finally:
+            if self.lock is not None:
+                self.lock.release()
             if self._owns_handler:
                 self.handler.close()

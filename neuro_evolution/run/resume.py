@@ -31,11 +31,11 @@ from neuro_evolution.run.checkpoint import (
     STATE_PARTS,
     Checkpoint,
     CorruptCheckpoint,
-    install_checkpoints,
     read_checkpoint,
 )
 from neuro_evolution.run.directory import CONFIG_FILE, LogRow, write_error
 from neuro_evolution.run.experiment import Experiment
+from neuro_evolution.run.lock import RunLock
 from neuro_evolution.run.status import (
     CONFIG_HASH_IGNORES,
     STATUS_FILE,
@@ -201,6 +201,26 @@ def resume_experiment(
             "writable (e.g. remount read-write), or copy it to a writable folder and resume "
             "the copy"
         )
+    lock = RunLock.acquire(run_dir)  # before anything is read: one writer per run
+    try:
+        return continue_run(
+            run_dir, lock, number_generations, handler, evaluation, quiet, should_stop
+        )
+    except BaseException:
+        lock.release()
+        raise
+
+
+def continue_run(
+    run_dir: Path,
+    lock: RunLock,
+    number_generations: int | None,
+    handler: EvaluationHandler | None,
+    evaluation: Mapping[str, Any] | None,
+    quiet: bool,
+    should_stop: Callable[[], bool] | None,
+) -> Experiment:
+    """:func:`resume_experiment` once ``run_dir`` is locked (``lock`` goes to the experiment)."""
     status = read_status(run_dir)
     warn_about_versions(status)
     checkpoint, entries = load_latest_checkpoint(run_dir, status)
@@ -208,14 +228,15 @@ def resume_experiment(
     experiment = Experiment(config, handler=handler, quiet=quiet)
     try:
         restore(experiment, checkpoint)
+        remove_stale_temporaries(run_dir)
+        experiment.attach_run_directory(
+            run_dir, should_stop=should_stop, resumed=entries, lock=lock
+        )
+        assert experiment.run_directory is not None
+        experiment.run_directory.write_generation(
+            experiment.log, experiment.hall_of_fame, experiment.template
+        )
     except BaseException:
         experiment.close()
         raise
-    remove_stale_temporaries(run_dir)
-    experiment.attach_run_directory(run_dir)
-    assert experiment.run_directory is not None
-    experiment.run_directory.write_generation(
-        experiment.log, experiment.hall_of_fame, experiment.template
-    )
-    install_checkpoints(experiment, entries, should_stop)
     return experiment

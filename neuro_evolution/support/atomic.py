@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from neuro_evolution.support.errors import DamagedFileError, FolderNotWritableError
+
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` atomically (and durably: the data is fsynced first)."""
@@ -47,6 +49,11 @@ def _create_temporary(path: Path) -> tuple[int, Path]:
             return os.open(temporary, flags, 0o666), temporary
         except FileExistsError:  # a name collision: draw another
             continue
+        except OSError as error:  # a read-only folder, no permission, a missing folder
+            raise FolderNotWritableError(
+                f"{path.parent}: cannot write {path.name} there ({error.strerror}); make the "
+                "folder writable, or write to another folder"
+            ) from None
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -83,6 +90,18 @@ def atomic_savez(path: str | Path, arrays: dict[str, Any]) -> None:
 
 
 def load_npz(path: str | Path | io.BytesIO) -> dict[str, np.ndarray]:
-    """Read an ``.npz`` without pickle (a run directory from elsewhere cannot run code)."""
-    with np.load(path, allow_pickle=False) as data:
-        return {key: data[key] for key in data.files}
+    """Read an ``.npz`` without pickle (a run directory from elsewhere cannot run code); a
+    damaged one (truncated, not a zip of arrays, a pickled array) is a one-line
+    DamagedFileError naming the file. A missing file stays a FileNotFoundError."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {key: data[key] for key in data.files}
+    except FileNotFoundError:
+        raise
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as error:
+        where = path if isinstance(path, str | Path) else "the .npz data"
+        detail = str(error).splitlines()[0] if str(error) else ""
+        raise DamagedFileError(
+            f"{where}: damaged, cannot be read ({type(error).__name__}: {detail}); restore it "
+            "from a copy, or write it again"
+        ) from None

@@ -33,6 +33,19 @@ class HandlerStartError(RuntimeError):
     """A handler could not start for a reason the user can fix (one actionable line)."""
 
 
+class DamagedFileError(UserError):
+    """A file the framework reads cannot be read (truncated, not its format, keys missing); the
+    message names the file."""
+
+
+class FolderNotWritableError(UserError, OSError):
+    """A file cannot be created in its folder (read-only, no permission): one line naming the
+    folder. Also an OSError, so code that survives a failed write still does."""
+
+    def __init__(self, message: str):
+        OSError.__init__(self, message)
+
+
 class ResumeError(UserError):
     """A run directory cannot be resumed; the message is one line naming the file and the fix."""
 

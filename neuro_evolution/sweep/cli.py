@@ -31,15 +31,18 @@ from neuro_evolution.cli import (
 )
 from neuro_evolution.evaluation.handlers import handler_names
 from neuro_evolution.run.directory import make_writable_directory
+from neuro_evolution.support.console import plural
 from neuro_evolution.support.errors import USER_ERRORS, UserError
 from neuro_evolution.sweep.grid import (
+    MAX_RUNS,
     RunPlan,
+    check_run_count,
     expand_grid,
     parse_seeds,
     parse_setting,
     read_config_data,
 )
-from neuro_evolution.sweep.pools import make_pool
+from neuro_evolution.sweep.pools import check_worker_modules, make_pool, worker_modules
 from neuro_evolution.sweep.scheduler import Sweep, SweepSummary
 
 PROGRAM = "neuro_evolution.sweep"
@@ -72,6 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
         "override number_generations",
     )
     parser.add_argument(
+        "--yes",
+        action="store_true",
+        help=f"make a sweep of more than {MAX_RUNS} runs (refused without it)",
+    )
+    parser.add_argument(
         "--parallel-runs",
         type=int,
         help="runs open at once, sharing the workers (default: 4 per worker)",
@@ -90,6 +98,13 @@ def plans_from_arguments(args: argparse.Namespace) -> list[RunPlan]:
                 "--workers, ... instead"
             )
     seeds = parse_seeds(args.seeds) if args.seeds else [int(data.get("random_seed", 0))]
+    count = check_run_count(settings, seeds, args.yes)  # before the configs are built
+    if not args.quiet:
+        print(
+            f"sweep: {plural(count, 'run')} ({plural(len(seeds), 'seed')} x "
+            f"{plural(count // len(seeds), 'setting')}); checking their configs",
+            flush=True,
+        )
     if args.handler is None:
         args.handler = "mp"  # a sweep always shares a pool; the config's handler may be another
     plans = expand_grid(data, settings, seeds)
@@ -133,6 +148,15 @@ def report(summary: SweepSummary, total: int, directory: Path) -> list[str]:
     return lines
 
 
+def remove_empty(made: list[Path]) -> None:
+    """Remove the folders of ``made`` (innermost first) while they are empty."""
+    for path in made:
+        try:
+            path.rmdir()
+        except OSError:
+            break
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     args = build_parser().parse_args(argv)
@@ -143,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
             raise UserError(f"--parallel-runs must be >= 1, got {args.parallel_runs}")
         plans = plans_from_arguments(args)
         directory = args.out or Path("sweeps") / args.config.stem
+        made = [path for path in (directory, *directory.parents) if not path.exists()]
         make_writable_directory(  # before any worker starts: one line, nothing made
             directory,
             "--out"
@@ -151,7 +176,16 @@ def main(argv: list[str] | None = None) -> int:
             "pass --out with a folder you can write in",
         )
         section = plans[0].config.evaluation
-        pool = make_pool(section, args.parallel_runs or max(2, 4 * section.worker_count))
+        try:
+            pool = make_pool(section, args.parallel_runs or max(2, 4 * section.worker_count))
+            try:
+                check_worker_modules(getattr(pool, "client", None), worker_modules(section))
+            except BaseException:
+                pool.close()
+                raise
+        except BaseException:
+            remove_empty(made)  # a refused start leaves no folder behind
+            raise
         parallel = args.parallel_runs or max(2, 4 * pool.slots)
         progress = Progress(len(plans), show=not args.quiet)
         try:

@@ -4,6 +4,9 @@
 Each value is read as JSON where it parses (``0.1``, ``true``, ``[4, 4]``, ``null``) and as a
 plain string otherwise (``tanh``), put at its dotted key of the config file's data, and the whole
 config is validated like the file, so a wrong key or value is one line naming the field.
+A value ``@FILE.json`` is the JSON in that file, and names its directory by the file's stem: with
+``--set optimizer=@pgpe.json,@snes.json`` each run's whole optimizer section is one of the files,
+each with its own options (``optimizer=pgpe/seed-3``).
 A run's directory is ``<settings>/seed-<n>`` under the sweep directory, named by the settings
 that take more than one value, e.g. ``optimizer.sigma=0.1/seed-3`` (``base/seed-3`` when none
 does).
@@ -11,15 +14,18 @@ does).
 
 from __future__ import annotations
 
+import collections
 import copy
 import dataclasses
 import itertools
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
 
 from neuro_evolution.config.tree import ExperimentConfig, parse_config
+from neuro_evolution.support.console import plural
 from neuro_evolution.support.errors import ConfigError, UserError
 
 BASE_NAME = "base"  # the settings directory of a sweep without --set
@@ -32,6 +38,11 @@ class Setting:
 
     key: str
     values: tuple[Any, ...]
+    names: tuple[str, ...] = ()  # each value's text in directory names (default: value_text)
+
+    def name(self, index: int) -> str:
+        """Value ``index`` as a directory name shows it."""
+        return self.names[index] if self.names else value_text(self.values[index])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +67,7 @@ def parse_seeds(text: str) -> list[int]:
         if last < first:
             raise UserError(f"--seeds: {part.strip()!r} runs backwards; write {last}-{first}")
         seeds.extend(range(first, last + 1))
-    duplicated = sorted({s for s in seeds if seeds.count(s) > 1})
+    duplicated = sorted(seed for seed, n in collections.Counter(seeds).items() if n > 1)
     if duplicated:
         raise UserError(f"--seeds: seed {duplicated[0]} is given twice")
     return seeds
@@ -68,6 +79,22 @@ def parse_value(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+
+
+def file_value(key: str, text: str) -> Any:
+    """The JSON in the file a ``@FILE`` value names (one-line UserError if it cannot be read)."""
+    path = Path(text[1:])
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise UserError(f"--set {key}={text}: no such file {path}") from None
+    except json.JSONDecodeError as error:
+        raise UserError(
+            f"--set {key}={text}: {path} is not JSON (line {error.lineno} column {error.colno}: "
+            f"{error.msg})"
+        ) from None
+    except OSError as error:
+        raise UserError(f"--set {key}={text}: cannot read {path} ({error.strerror})") from None
 
 
 def split_values(text: str) -> list[str]:
@@ -97,10 +124,20 @@ def parse_setting(text: str) -> Setting:
         raise UserError(f"--set {text!r}: write KEY=VALUE[,VALUE...], e.g. optimizer.sigma=0.1,0.3")
     if key == "random_seed":
         raise UserError("--set random_seed: use --seeds for the seeds of a sweep")
-    parsed = tuple(parse_value(v.strip()) for v in split_values(values))
-    if len(set(map(json.dumps, parsed))) != len(parsed):
+    texts = [v.strip() for v in split_values(values)]
+    from_files = [text.startswith("@") for text in texts]
+    if any(from_files) and not all(from_files):
+        raise UserError(f"--set {key}: give every value as @FILE, or none")
+    if all(from_files):
+        parsed = tuple(file_value(key, text) for text in texts)
+        names = tuple(Path(text[1:]).stem for text in texts)
+        if len(set(names)) != len(names):
+            raise UserError(f"--set {key}: two files have the same name {names[0]!r}; rename one")
+    else:
+        parsed, names = tuple(parse_value(text) for text in texts), ()
+    if len(set(json.dumps(v, sort_keys=True) for v in parsed)) != len(parsed):
         raise UserError(f"--set {key}: a value is given twice")
-    return Setting(key, parsed)
+    return Setting(key, parsed, names)
 
 
 def set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
@@ -123,12 +160,34 @@ def value_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
-def settings_name(settings: tuple[tuple[str, Any], ...]) -> str:
-    """The directory of a combination of settings, e.g. ``optimizer.sigma=0.1``."""
+def settings_name(settings: tuple[tuple[str, str], ...]) -> str:
+    """The directory of a combination of settings (key, value as text), e.g.
+    ``optimizer.sigma=0.1``."""
     if not settings:
         return BASE_NAME
-    text = ",".join(f"{key}={value_text(value)}" for key, value in settings)
+    text = ",".join(f"{key}={value}" for key, value in settings)
     return _UNSAFE.sub("_", text)
+
+
+def parse_grid_config(
+    run: dict[str, Any], settings: list[Setting], varying: tuple[tuple[str, str], ...]
+) -> ExperimentConfig:
+    """One run's config; a refusal names the run's settings, and where a ``--set X.type``
+    leaves the section's other keys behind, how to give each type its own section."""
+    try:
+        return parse_config(run)
+    except ConfigError as error:
+        message = error.message
+        if varying:
+            message += f" (the run {settings_name(varying)})"
+        for setting in settings:
+            section, _, last = setting.key.rpartition(".")
+            if last == "type" and section and error.path.startswith(section + "."):
+                message += (
+                    f"; to compare types each with its own options, give whole sections: "
+                    f"--set {section}=@first.json,@second.json (docs/guide/sweeps.md)"
+                )
+        raise ConfigError(error.path, message) from None
 
 
 def expand_grid(data: dict[str, Any], settings: list[Setting], seeds: list[int]) -> list[RunPlan]:
@@ -137,22 +196,43 @@ def expand_grid(data: dict[str, Any], settings: list[Setting], seeds: list[int])
     if len(set(keys)) != len(keys):
         raise UserError("--set: a key is given twice; list its values in one --set KEY=V1,V2")
     plans = []
-    for combination in itertools.product(*(s.values for s in settings)):
-        chosen = tuple(zip(keys, combination))
+    for indices in itertools.product(*(range(len(s.values)) for s in settings)):
+        chosen = tuple((s.key, s.values[i]) for s, i in zip(settings, indices))
+        varying = tuple((s.key, s.name(i)) for s, i in zip(settings, indices) if len(s.values) > 1)
         for seed in seeds:
             run = copy.deepcopy(data)
             for key, value in chosen:
                 set_dotted(run, key, value)
             run["random_seed"] = seed
-            config = parse_config(run)
-            varying = tuple((k, v) for (k, v), s in zip(chosen, settings) if len(s.values) > 1)
+            config = parse_grid_config(run, settings, varying)
             name = f"{settings_name(varying)}/seed-{seed}"
             plans.append(RunPlan(name, chosen, seed, config))
-    names = [plan.name for plan in plans]
-    clash = next((n for n in names if names.count(n) > 1), None)
+    counts = collections.Counter(plan.name for plan in plans)
+    clash = next((name for name, n in counts.items() if n > 1), None)
     if clash is not None:
         raise UserError(f"--set: two settings give the same directory name {clash!r}")
     return plans
+
+
+MAX_RUNS = 1000  # a sweep of more runs needs --yes
+
+
+def run_count(settings: list[Setting], seeds: list[int]) -> int:
+    """How many runs the grid makes: seeds x the product of the settings' value counts."""
+    return len(seeds) * math.prod(len(setting.values) for setting in settings)
+
+
+def check_run_count(settings: list[Setting], seeds: list[int], confirmed: bool) -> int:
+    """The run count; a UserError past :data:`MAX_RUNS` unless ``confirmed`` (``--yes``)."""
+    count = run_count(settings, seeds)
+    if count > MAX_RUNS and not confirmed:
+        combinations = count // len(seeds)
+        raise UserError(
+            f"--seeds/--set: this sweep makes {count} runs ({plural(len(seeds), 'seed')} x "
+            f"{plural(combinations, 'setting')}), more than {MAX_RUNS}; pass --yes to make them "
+            "all, or narrow --seeds or --set"
+        )
+    return count
 
 
 def read_config_data(path: Path) -> dict[str, Any]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import shutil
 import time
 from collections import deque
 from collections.abc import Callable
@@ -27,9 +26,10 @@ from typing import Any
 from neuro_evolution.config.tree import config_to_dict
 from neuro_evolution.evaluation.handlers.pool import RunPool
 from neuro_evolution.evaluation.handlers.pool_handler import PooledRun
-from neuro_evolution.run.checkpoint import TrainingStopped, install_checkpoints
+from neuro_evolution.run.checkpoint import TrainingStopped
 from neuro_evolution.run.directory import LogRow
 from neuro_evolution.run.experiment import Experiment, GenerationWork
+from neuro_evolution.run.lock import RunLock
 from neuro_evolution.run.resume import changed_keys, read_run_config, resume_experiment
 from neuro_evolution.run.status import STATUS_FILE
 from neuro_evolution.support.errors import UserError
@@ -98,6 +98,14 @@ class Sweep:
     def open_run(self, plan: RunPlan) -> OpenRun | None:
         """A started run of ``plan`` (new or resumed), or None when it had ended before."""
         run_dir = self.run_directory(plan)
+        lock = RunLock.acquire(run_dir, "neuro_evolution.sweep")  # before anything is read
+        try:
+            return self.open_locked(plan, run_dir)
+        finally:
+            lock.release()  # the experiment holds its own share while it runs
+
+    def open_locked(self, plan: RunPlan, run_dir: Path) -> OpenRun | None:
+        """:meth:`open_run` once ``run_dir`` is locked by this process."""
         handler = PooledRun(self.pool, plan.name)
         if (run_dir / STATUS_FILE).is_file():
             self.check_same_config(plan, run_dir)
@@ -113,13 +121,13 @@ class Sweep:
                 return None
             experiment.start()
         else:
-            if run_dir.exists():  # an earlier session stopped it before its first checkpoint
-                shutil.rmtree(run_dir)
             experiment = Experiment(plan.config, handler=handler)
             try:
                 experiment.start()
-                experiment.attach_run_directory(run_dir)
-                install_checkpoints(experiment, should_stop=self.should_stop)
+                # overwrite: an earlier session stopped it before its first checkpoint
+                experiment.attach_run_directory(
+                    run_dir, overwrite=True, should_stop=self.should_stop
+                )
             except BaseException:
                 experiment.close()
                 handler.close()
