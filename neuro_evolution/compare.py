@@ -124,7 +124,9 @@ def group_runs(runs: list[Run]) -> list[Group]:
         groups.setdefault(json.dumps(settings(run), sort_keys=True, default=str), []).append(run)
     all_settings = [settings(members[0]) for members in groups.values()]
     keys = sorted({k for s in all_settings for k in s})
-    differing = [k for k in keys if len({json.dumps(s.get(k)) for s in all_settings}) > 1]
+    differing = label_keys(
+        [k for k in keys if len({json.dumps(s.get(k)) for s in all_settings}) > 1], all_settings
+    )
     result = []
     for members, values in zip(groups.values(), all_settings):
         if differing:
@@ -133,6 +135,25 @@ def group_runs(runs: list[Run]) -> list[Group]:
             label = f"{values.get('environment.id')}, {values.get('optimizer.type')}"
         result.append(Group(label, members))
     return sorted(result, key=lambda g: g.label)
+
+
+def label_keys(differing: list[str], all_settings: list[dict[str, Any]]) -> list[str]:
+    """The differing keys a label names. Where a section's ``type`` differs (``optimizer.type``:
+    PGPE, SNES), its other keys differ by type alone; such a key is named only where it also
+    differs between groups of the same type."""
+    sections = [k.removesuffix("type") for k in differing if k.endswith(".type")]
+
+    def named(key: str) -> bool:
+        section = next((p for p in sections if key.startswith(p) and key != f"{p}type"), None)
+        if section is None:
+            return True
+        by_type: dict[str, set[str]] = {}
+        for values in all_settings:
+            kind = json.dumps(values.get(f"{section}type"))
+            by_type.setdefault(kind, set()).add(json.dumps(values.get(key)))
+        return any(len(seen) > 1 for seen in by_type.values())
+
+    return [key for key in differing if named(key)]
 
 
 def bootstrap_median(

@@ -190,3 +190,20 @@ def test_an_nsga2_sweep_gets_a_row_for_its_hypervolume(tmp_path) -> None:
     grid, median, _, _ = compare.band(group, "generation", "hypervolume")
     logged = [read_log(run.path / "log.csv")[-1]["hypervolume"] for run in group.runs]
     assert median[-1] == np.median(logged)
+
+
+def test_groups_of_different_optimizer_types_are_labelled_by_type() -> None:
+    """Where optimizer.type differs, a key of the optimizer section is named only where it
+    also differs between groups of the same type: PGPE's max_speed against SNES's absence of
+    it is no label; two PGPE max_speeds are."""
+    from neuro_evolution.compare import label_keys
+
+    settings = [
+        {"optimizer.type": "PGPE", "optimizer.max_speed": 0.3, "optimizer.stdev_init": None},
+        {"optimizer.type": "PGPE", "optimizer.max_speed": 0.15, "optimizer.stdev_init": None},
+        {"optimizer.type": "SNES", "optimizer.max_speed": None, "optimizer.stdev_init": 1.0},
+    ]
+    differing = ["optimizer.max_speed", "optimizer.stdev_init", "optimizer.type"]
+    assert label_keys(differing, settings) == ["optimizer.max_speed", "optimizer.type"]
+    assert label_keys(differing, settings[1:]) == ["optimizer.type"]
+    assert label_keys(["optimizer.max_speed"], settings[:2]) == ["optimizer.max_speed"]

@@ -32,6 +32,7 @@ SLOW = {
     "05_multi_objective",
     "06_scaling_out",
     "07_sweeps_and_compare",
+    "10_comparing_optimizers",
 }
 CELL_TIMEOUT = 240  # seconds one cell may run before the notebook fails
 NOTEBOOK_TIMEOUT = 300  # seconds for the whole notebook (pytest-timeout)
