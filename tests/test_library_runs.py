@@ -71,3 +71,15 @@ def test_a_second_library_run_into_the_same_folder_is_refused_unless_overwrite(
     assert len((run_dir / "log.csv").read_text().splitlines()) == 1 + 3
     status = json.loads((run_dir / "training_status.json").read_text())
     assert [entry["generation"] for entry in status["checkpoints"]] == [3]
+
+
+def test_installing_checkpoints_again_replaces_the_one_attach_installed(tmp_path: Path) -> None:
+    """Code that calls install_checkpoints after Experiment(run_dir=...) gets one
+    Checkpointer, not two writing every checkpoint twice."""
+    from neuro_evolution.run.checkpoint import Checkpointer, install_checkpoints
+
+    experiment = Experiment(config(2), run_dir=tmp_path / "run")
+    installed = install_checkpoints(experiment)
+    checkpointers = [h for h in experiment.after_generation if isinstance(h, Checkpointer)]
+    assert checkpointers == [installed]
+    experiment.run()

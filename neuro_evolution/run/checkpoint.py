@@ -344,7 +344,14 @@ def install_checkpoints(
     checkpoints: list[dict[str, Any]] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> Checkpointer:
-    """Make ``experiment`` checkpoint into its run directory after its generations."""
+    """Make ``experiment`` checkpoint into its run directory after its generations; a
+    Checkpointer already installed (``attach_run_directory`` installs one) is replaced in its
+    place, so a run never writes each checkpoint twice."""
     checkpointer = Checkpointer(experiment, checkpoints, should_stop)
-    experiment.after_generation.append(checkpointer)
+    hooks = experiment.after_generation
+    index = next((i for i, hook in enumerate(hooks) if isinstance(hook, Checkpointer)), None)
+    if index is None:
+        hooks.append(checkpointer)
+    else:
+        hooks[index] = checkpointer
     return checkpointer
