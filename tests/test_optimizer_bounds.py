@@ -1,21 +1,30 @@
 """``optimizer.bounds`` over every registered optimizer: no asked genome leaves the box.
 
-Each optimizer runs its contract case (tests/test_optimizer_contract.py) on a sphere whose
-optimum (all ones) lies outside a narrow box, so that its samples press on the bounds.
+Each optimizer runs with its defaults (a measured one with genes 0 and 1 as its descriptors) on
+a sphere whose optimum (all ones) lies outside a narrow box, so that its samples press on the
+bounds.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import io
 from typing import Any
 
 import numpy as np
 import pytest
-from test_optimizer_contract import CASES, NAMES, generation, npz_round_trip
 
 from neuro_evolution.core.hall_of_fame import HallOfFame
 from neuro_evolution.optimizers import OPTIMIZERS, Optimizer, make_optimizer
+from neuro_evolution.optimizers.base import Evaluations
 from neuro_evolution.optimizers.bounds import reflect
 from neuro_evolution.support.errors import ConfigError
+
+NAMES = OPTIMIZERS.names()
+DESCRIPTORS = [  # a measured optimizer's descriptors: genes 0 and 1
+    {"name": f"gene{i}", "source": "observation", "index": i, "low": -1.0, "high": 1.0, "bins": 5}
+    for i in range(2)
+]
 
 GENES = 6
 LOW = (-0.5, -0.4, -0.3, -0.2, -0.1, 0.0)  # one value per gene
@@ -24,8 +33,30 @@ METHODS = ("clip", "reflect", "resample")
 
 
 def make(name: str, bounds: dict[str, Any], seed: int = 3) -> Optimizer:
-    section = {"type": name, **CASES[name].config, "bounds": bounds}
+    config_cls, _ = OPTIMIZERS.get(name)
+    measured = "descriptors" in {field.name for field in dataclasses.fields(config_cls)}
+    section: dict[str, Any] = {"type": name, "bounds": bounds}
+    if measured:
+        section["descriptors"] = DESCRIPTORS
     return make_optimizer(OPTIMIZERS.parse_config(section, "optimizer"), GENES, seed)
+
+
+def generation(optimizer: Optimizer, hall_of_fame: HallOfFame, index: int) -> np.ndarray:
+    """One ask / evaluate (maximise -||x - 1||^2) / tell round; returns the asked genomes."""
+    genomes = optimizer.ask()
+    fitness = -np.sum((genomes - 1.0) ** 2, axis=1)
+    hall_of_fame.update(genomes, fitness, index)
+    measures = genomes[:, :2] if optimizer.measure_configs() else None
+    seeds = np.zeros(len(genomes), dtype=np.int64)
+    optimizer.tell(Evaluations(fitness, hall_of_fame, measures, seeds, generation=index))
+    return genomes
+
+
+def npz_round_trip(state: dict[str, Any]) -> Any:
+    buffer = io.BytesIO()
+    np.savez(buffer, **state)
+    buffer.seek(0)
+    return np.load(buffer, allow_pickle=False)
 
 
 def redraws(name: str) -> bool:
