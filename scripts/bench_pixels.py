@@ -33,7 +33,10 @@ configs/minatar_breakout.json and configs/atari_qbert.json):
    genomes: N(0, 0.5) brains of the config's template), and the jax handler's compile seconds
    (excluded from its rate), wall rates beside them. Beside them, the JAX brain alone: the same
    P brains stepped in one compiled loop over observations the game recorded (random actions),
-   brain steps per CPU second -- no handler on this device runs faster than its brain.
+   brain steps per CPU second -- no handler on this device runs faster than its brain. And
+   the gymnax game itself on the numpy handlers: mp (2 workers) and lockstep (vectorized, all
+   lanes in one jitted vmapped step), wall rates after a first batch that compiles, results
+   checked equal.
 6. The held-out score of each config trained for ``--steps`` env steps (default 20M; its
    candidate on the config's validation seeds), next to the anchors: gymnax-blines' PPO at
    about 10M env steps (``agents/<game>/ppo.pkl``) and, for Breakout, its GA.
@@ -345,9 +348,36 @@ def jax_speed(game: str, populations: list[int], rng: np.random.Generator) -> No
             f"game's observations: {ceiling / numpy_rate:.1f}x numpy lockstep, the jax handler's "
             "ceiling here"
         )
+        gymnax_numpy_rates(game, template, spec, genomes, seeds)
     print(f"    jax device: {device}")
     if game == "Breakout":
         print(f"    anchor: {SPEED_ANCHOR}")
+
+
+def gymnax_numpy_rates(
+    game: str, template: BrainTemplate, spec: RunnerSpec, genomes: np.ndarray, seeds: np.ndarray
+) -> None:
+    """Print the gymnax game's env steps/s on the numpy handlers: mp (2 workers, one env at a
+    time) and lockstep (vectorized: all lanes in one jitted vmapped step), after a first batch
+    that starts the workers and compiles; the two must give the same results."""
+    rates: dict[str, tuple[float, float, list]] = {}
+    for label, make in (
+        ("mp", lambda: MultiprocessingHandler(workers=2)),
+        ("lockstep", VectorizedHandler),
+    ):
+        with make() as handler:
+            handler.start(template, spec)
+            handler.batch_evaluate(genomes, seeds)  # workers up, every lane count compiled
+            wall, cpu, results = timed(handler, genomes, seeds)
+        rates[label] = (wall, cpu, results)
+    if rates["mp"][2] != rates["lockstep"][2]:
+        raise SystemExit(f"{game}-MinAtar (gymnax): lockstep results differ from mp's")
+    (mp_wall, _, _), (lockstep_wall, lockstep_cpu, _) = rates["mp"], rates["lockstep"]
+    print(
+        f"           gymnax {game}-MinAtar on the numpy handlers: mp (2 workers) "
+        f"{mp_wall:>10,.0f} env steps/s wall; lockstep (vectorized) {lockstep_wall:>10,.0f} "
+        f"wall ({lockstep_cpu:,.0f} per CPU s); lockstep/mp wall {lockstep_wall / mp_wall:.1f}x"
+    )
 
 
 def jax_brain_alone(template: BrainTemplate, spec: RunnerSpec, genomes: np.ndarray) -> float:

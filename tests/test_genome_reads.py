@@ -10,15 +10,40 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from helpers import CTRNN_CASES
-from test_brains import TYPES, template_for
 
+from neuro_evolution.brains import BrainTemplate, brain_types, get_brain_type, make_template
+from neuro_evolution.brains.base import parse_brain_config
 from neuro_evolution.brains.genome_reads import describe_genes, genome_reads, unread_genes_problem
 
 IMAGE = gym.spaces.Box(0, 255, (12, 12, 3), dtype=np.uint8)
-DISCRETE = gym.spaces.Discrete(3)
+BOX = gym.spaces.Box(-3.0, 3.0, (5,), dtype=np.float32)
+ACTIONS = gym.spaces.Box(-1.0, 1.0, (3,), dtype=np.float64)
+# Every built-in type with the options that make brains stateful and noisy switched on.
+OPTIONS: dict[str, dict[str, Any]] = {
+    "CTRNN": {"number_neurons": 6, "parameter_perturbations": 0.05, "optimize_y0": True,
+              "optimize_state_boundaries": "per_neuron", "v_mask": "random", "v_mask_param": 0.6},
+    "LSTM": {"hidden_size": 4, "number_layers": 2},
+    "FFNN": {"hidden_layers": [5]},
+    "conv": {"layers": [{"channels": 3, "kernel": 3, "padding": 1}]},
+    "composed": {
+        "parts": [
+            {"type": "conv", "layers": [{"channels": 2, "kernel": 2, "stride": 2, "padding": 1}]},
+            {"type": "CTRNN", "number_neurons": 4, "parameter_perturbations": 0.05},
+            {"type": "LSTM", "hidden_size": 3},
+        ],
+        "sizes": [0, 4],
+    },
+}  # fmt: skip
 
 
-@pytest.mark.parametrize("brain_type", TYPES)
+def template_for(
+    brain_type: str, observation_space: gym.Space = BOX, **changes: Any
+) -> BrainTemplate:
+    config = parse_brain_config({"type": brain_type, **OPTIONS[brain_type], **changes}, "")
+    return make_template(config, observation_space, ACTIONS, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("brain_type", sorted(OPTIONS))
 def test_every_built_in_brain_type_reads_its_whole_genome(brain_type: str) -> None:
     """Every gene of a built-in template reaches its brain (on vector and image observations)."""
     for space in (None, IMAGE):
@@ -28,6 +53,16 @@ def test_every_built_in_brain_type_reads_its_whole_genome(brain_type: str) -> No
         reads = genome_reads(template)
         assert reads is not None and reads.complete and reads.unread.size == 0, brain_type
         assert unread_genes_problem(template) is None
+
+
+def test_every_built_in_brain_type_is_checked_here() -> None:
+    """OPTIONS names every built-in brain type (a new one must be added)."""
+    built_in = {
+        name
+        for name in brain_types()
+        if get_brain_type(name)[1].__module__.startswith("neuro_evolution.")
+    }
+    assert built_in == set(OPTIONS)
 
 
 @pytest.mark.parametrize("options", CTRNN_CASES, ids=range(len(CTRNN_CASES)))
