@@ -43,7 +43,9 @@ def ours(problem: Problem, seed: int) -> list[float]:
     for _ in range(GENERATIONS):
         genomes = optimizer.ask()
         optimizer.tell(Evaluations(-problem(genomes)))
-        values.append(float(problem(optimizer.center()[None])[0]))
+        center = optimizer.center()
+        assert center is not None
+        values.append(float(problem(center[None])[0]))
     return values
 
 
@@ -71,7 +73,7 @@ def reference(problem: Problem, seed: int) -> list[float]:
 
 def main() -> None:
     for function, level in LEVELS.items():
-        runs = {"ours": [], "evosax": []}
+        runs: dict[str, list[list[float]]] = {"ours": [], "evosax": []}
         for seed in SEEDS:
             problem = Problem.make(function, DIMENSION, seed)
             runs["ours"].append(ours(problem, seed))

@@ -74,6 +74,7 @@ def test_the_next_generation_samples_the_updated_gaussian() -> None:
     optimizer = make_optimizer(
         OPTIMIZERS.parse_config({"type": "CEM", "population_size": 20000}, "optimizer"), 3, 1
     )
+    assert isinstance(optimizer, Cem)
     genomes = optimizer.ask()
     optimizer.tell(Evaluations(-np.sum((genomes - 2.0) ** 2, axis=1)))
     center, stdev = optimizer.center(), optimizer.stdev
