@@ -13,16 +13,18 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pytest
+from helpers import require
 
 from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
 from neuro_evolution.optimizers.ars import Ars, ars_step
 from neuro_evolution.optimizers.base import Evaluations
 from neuro_evolution.optimizers.bbob import Problem
 
-jax = pytest.importorskip("jax")
-evosax_algorithms = pytest.importorskip("evosax.algorithms")
-optax = pytest.importorskip("optax")
+require("evosax")  # the test-only reference
+import jax  # noqa: E402
+import optax  # noqa: E402
+from evosax.algorithms import ARS as EvosaxArs  # noqa: E402
+
 jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy
 
@@ -43,7 +45,7 @@ def ours(seed: int, population: int = 2 * DIRECTIONS, top_b: int = TOP_B) -> Ars
 
 
 def reference(population: int, top_b: int, alpha: float, nu: float, genes: int = GENES) -> Any:
-    es = evosax_algorithms.ARS(
+    es = EvosaxArs(
         population_size=population,
         solution=jnp.zeros(genes),
         optimizer=optax.sgd(alpha),
