@@ -101,8 +101,8 @@ def start_up_error(environment: dict[str, Any], directory: Path, capsys: Any) ->
 
 
 # --- optional extras --------------------------------------------------------------------------
-# Each optional extra of pyproject.toml (and the test-only pycma and pymoo) -> the modules whose
-# absence means "not installed".
+# Each optional extra of pyproject.toml (and the test-only pycma, pymoo, evosax) -> the modules
+# whose absence means "not installed".
 EXTRAS: dict[str, tuple[str, ...]] = {
     "box2d": ("Box2D",),
     "mujoco": ("mujoco",),
@@ -113,6 +113,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "brax": ("brax",),
     "cma": ("cma",),
     "pymoo": ("pymoo",),
+    "evosax": ("evosax", "optax", "jax"),
     "popgym": ("popgym",),
     "atari": ("ale_py", "cv2"),
     "minatar": ("minatar",),
@@ -121,6 +122,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 INSTALLED_BY = {
     "cma": "test",
     "pymoo": "test",
+    "evosax": "test",
 }  # the pyproject.toml extra that installs a test-only package
 
 

@@ -133,6 +133,9 @@ CANDIDATE_CASES: dict[str, tuple[dict, str]] = {
     "PGPE": ({"population_size": 6}, "center"),
     "OPENAI_ES": ({"population_size": 6}, "center"),
     "SNES": ({"population_size": 6}, "center"),
+    "ARS": ({"population_size": 6, "top_b": 2}, "center"),
+    "CEM": ({"population_size": 6, "elite_fraction": 0.5}, "center"),
+    "COSYNE": ({"population_size": 8}, "hall_of_fame"),
     "MU_ES": ({"mu": 4, "lambda_": 8}, "hall_of_fame"),
     "NSGA2": ({"population_size": 4, "offspring_size": 8}, "hall_of_fame"),
     "MAP_ELITES": ({"batch_size": 6, "descriptors": QD_DESCRIPTORS}, "best_elite"),
@@ -147,7 +150,8 @@ def test_every_registered_optimizer_says_what_its_candidate_is() -> None:
 @pytest.mark.parametrize("name", sorted(CANDIDATE_CASES))
 def test_the_candidate_is_the_center_or_the_hall_of_fame_best(name: str) -> None:
     """After each generation the candidate is the optimizer's distribution mean (a genome no
-    sample equals), or for MU_ES and NSGA2 the highest-fitness genome the hall of fame holds."""
+    sample equals), or for MU_ES, NSGA2 and COSYNE the highest-fitness genome the hall of fame
+    holds."""
     settings, source = CANDIDATE_CASES[name]
     config = parse_config(
         small_config(optimizer={"type": name, **settings}, number_generations=2, validation=None)

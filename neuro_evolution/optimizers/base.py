@@ -235,8 +235,11 @@ class Optimizer(metaclass=FrozenABCMeta):
 OPTIMIZERS: Registry[Optimizer] = Registry(
     "optimizer",
     {
+        "ARS": "neuro_evolution.optimizers.ars",
+        "CEM": "neuro_evolution.optimizers.cem",
         "CMA_ES": "neuro_evolution.optimizers.cma_es",
         "CMA_ME": "neuro_evolution.qd.cma_me",
+        "COSYNE": "neuro_evolution.optimizers.cosyne",
         "MAP_ELITES": "neuro_evolution.qd.map_elites",
         "MU_ES": "neuro_evolution.optimizers.mu_plus_lambda",
         "NSGA2": "neuro_evolution.moo.nsga2",

@@ -1,0 +1,211 @@
+"""COSYNE: Cooperative Synapse Neuroevolution, Gomez, Schmidhuber & Miikkulainen (2008),
+"Accelerated Neural Evolution through Cooperatively Coevolved Synapses", JMLR 9, Fig. 2.
+
+The population is an n x m matrix P: m complete genomes (columns; rows of :meth:`ask` here)
+of n genes, and each gene's m values X_i form one subpopulation. Every generation:
+
+1. evaluate the m genomes x_j = (x_1j, ..., x_nj) and sort them by fitness, best first;
+2. recombine: l offspring from the top quarter (ceil(m / 4), at least 2): each pair of
+   parents drawn at random from it (without replacement) gives two children by one-point
+   crossover (cut uniform in 1..n-1), then every gene of a child is, with probability
+   ``mutation_rate``, moved by ``mutation_scale`` times Cauchy (or Gaussian) noise;
+3. in each subpopulation the offspring replace the l worst: o_{i,k} -> x_{i,m-k}, k = 1..l;
+4. permute: in each subpopulation X_i every surviving value x_ij is marked with probability
+
+       p(x_ij) = 1 - ((f(x_j) - f_min) / (f_max - f_min))^(1/n)
+
+   (f(x_j) the fitness of the genome it was evaluated in, f_min and f_max the generation's
+   lowest and highest; ``marking: rank`` puts rank / (m - 1) in place of the min-max fraction,
+   ``all`` marks every survivor as the basic CoSyNE does, and a generation of equal fitness
+   marks all), and the marked values are shuffled among their own positions in X_i.
+
+Choices where the paper leaves room: l = the size of the top quarter (the worst quarter is
+replaced), and offspring are not permuted (they are evaluated as recombination made them).
+The paper's f(x_ij) is min-max scaled fitness, not rank: ``marking: fitness`` is the default.
+The best genome is never marked (p = 0), so it survives whole into the next generation.
+CoSyNE has no search distribution: :meth:`center` is None and the run stands behind its hall of
+fame's best.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from math import ceil
+from typing import Any, Literal
+
+import numpy as np
+
+from neuro_evolution.core.schema import ConfigError, config_class, join, option
+from neuro_evolution.optimizers.base import (
+    OPTIMIZERS,
+    Evaluations,
+    Optimizer,
+    OptimizerConfig,
+    OptimizerState,
+)
+from neuro_evolution.optimizers.rng import (
+    generator_load_state,
+    generator_to_state,
+    owned_generator,
+    state_array,
+    state_scalar,
+)
+from neuro_evolution.optimizers.shaping import mean_ranks
+from neuro_evolution.support.seeds import GENERATOR_PURPOSE
+
+NAME = "COSYNE"
+
+Marking = Literal["fitness", "rank", "all"]
+
+
+@config_class
+class CosyneConfig(OptimizerConfig):
+    """Options of the ``COSYNE`` optimizer (cooperatively coevolved synapses)."""
+
+    population_size: int = option(40, doc="m: genomes (values per subpopulation)", ge=4)
+    initial_gene_range: tuple[float, float] = option(
+        (-1.0, 1.0), doc="[low, high]: genes of the first generation are uniform in this range"
+    )
+    mutation: Literal["cauchy", "gaussian"] = option(
+        "cauchy", doc="distribution of the noise added to a mutated offspring gene"
+    )
+    mutation_rate: float = option(
+        0.3, doc="probability that an offspring gene is mutated", ge=0, le=1
+    )
+    mutation_scale: float = option(
+        0.3, doc="scale of the mutation noise (Cauchy scale or Gaussian stdev)", gt=0
+    )
+    marking: Marking = option(
+        "fitness",
+        doc="permutation marking: fitness (the paper's p = 1 - u^(1/n), u min-max scaled"
+        " fitness), rank (u = rank / (m - 1)) or all (every survivor is permuted)",
+    )
+
+    def validate(self, path: str) -> None:
+        low, high = self.initial_gene_range
+        if not low < high:
+            raise ConfigError(
+                join(path, "initial_gene_range"),
+                f"must be [low, high] with low < high, got {[low, high]}",
+            )
+
+    @property
+    def parents(self) -> int:
+        """The top quarter, ceil(m / 4), at least 2; also l, the offspring per generation."""
+        return max(2, ceil(self.population_size / 4))
+
+
+def marking_probabilities(fitness: np.ndarray, genes: int, marking: Marking) -> np.ndarray:
+    """p per genome of ``fitness`` (any order): 1 - u^(1/genes), u its min-max scaled fitness
+    (``rank``: rank / (m - 1)); 1 for every genome with ``all`` or when all fitness is equal."""
+    low, high = float(fitness.min()), float(fitness.max())
+    if marking == "all" or low == high:
+        return np.ones(len(fitness))
+    if marking == "rank":
+        fraction = mean_ranks(fitness) / (len(fitness) - 1)
+    else:
+        fraction = (fitness - low) / (high - low)
+    return 1.0 - fraction ** (1.0 / genes)
+
+
+def permute_marked(values: np.ndarray, marked: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """``values`` (m, n) with, in every column, the marked entries shuffled among the marked
+    positions: they go, in the order of their ``keys``, to the marked positions top down."""
+    m, n = values.shape
+    slots = np.arange(m)[:, None]
+    order = np.argsort(np.where(marked, keys, np.inf), axis=0, kind="stable")
+    positions = np.argsort(np.where(marked, slots, m), axis=0, kind="stable")
+    valid = slots < marked.sum(axis=0)  # the first count_j rows of column j are marked ones
+    columns = np.broadcast_to(np.arange(n), (m, n))[valid]
+    permuted = values.copy()
+    permuted[positions[valid], columns] = values[order[valid], columns]
+    return permuted
+
+
+@OPTIMIZERS.register(NAME, config=CosyneConfig)
+class Cosyne(Optimizer):
+    """CoSyNE over float64 genomes: the m genomes of the population are what ``ask`` returns."""
+
+    def __init__(self, config: CosyneConfig, genome_size: int, seed: int):
+        super().__init__(config, genome_size, seed)
+        if genome_size < 1:
+            raise ValueError(f"genome_size: must be >= 1, got {genome_size}")
+        self.population_size = config.population_size
+        self._rng = owned_generator(seed, GENERATOR_PURPOSE)
+        low, high = config.initial_gene_range
+        first = self._rng.uniform(low, high, (self.population_size, genome_size))
+        self._population = self.within_bounds(first)
+        self._asked = False
+
+    @classmethod
+    def state_bytes(cls, config: CosyneConfig, genome_size: int) -> int:
+        """The population and at most six (m, n) temporaries of a tell (sorting, marks, keys,
+        permutation indices)."""
+        return 8 * 7 * config.population_size * genome_size
+
+    def _ask(self) -> np.ndarray:
+        """The population, the same until the next tell."""
+        self._asked = True
+        return self._population.copy()
+
+    def _asked_count(self) -> int:
+        return self.population_size if self._asked else 0
+
+    def _offspring(self, parents: np.ndarray) -> np.ndarray:
+        """l children of the sorted top-quarter ``parents``: one-point crossover of random
+        pairs, then mutation (draws in that order)."""
+        count, n = len(parents), self.genome_size
+        children = np.empty((count, n))
+        for k in range(0, count, 2):
+            first, second = parents[self._rng.choice(count, 2, replace=False)]
+            cut = int(self._rng.integers(1, n)) if n > 1 else n
+            children[k] = np.concatenate([first[:cut], second[cut:]])
+            if k + 1 < count:
+                children[k + 1] = np.concatenate([second[:cut], first[cut:]])
+        mutated = self._rng.random((count, n)) < self.config.mutation_rate
+        if self.config.mutation == "cauchy":
+            noise = self._rng.standard_cauchy((count, n))
+        else:
+            noise = self._rng.standard_normal((count, n))
+        children += np.where(mutated, self.config.mutation_scale * noise, 0.0)
+        return self.within_bounds(children)
+
+    def _tell(self, fitness: np.ndarray, evaluations: Evaluations) -> None:
+        """Sort, breed l offspring into the worst l places, permute the survivors' genes."""
+        order = np.argsort(-fitness, kind="stable")
+        ranked, ranked_fitness = self._population[order], fitness[order]
+        l_count = self.config.parents
+        survivors = self.population_size - l_count
+        children = self._offspring(ranked[:l_count])
+        probability = marking_probabilities(ranked_fitness, self.genome_size, self.config.marking)
+        shape = (survivors, self.genome_size)
+        marked = self._rng.random(shape) < probability[:survivors, None]
+        keys = self._rng.random(shape)
+        population = np.empty_like(ranked)
+        population[:survivors] = permute_marked(ranked[:survivors], marked, keys)
+        population[survivors:] = children[::-1]  # o_k -> x_{m-k}
+        self._population = population
+        self._asked = False
+
+    def state(self) -> OptimizerState:
+        """The population, whether it is asked, and the generator."""
+        return {
+            "optimizer": NAME,
+            "generation": self.generation,
+            "population": self._population.copy(),
+            "has_asked": self._asked,
+            **generator_to_state(self._rng, "generator"),
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Continue from a :meth:`state` of an optimizer with the same config and genome size."""
+        if str(state_scalar(state, "optimizer")) != NAME:
+            raise ValueError(
+                f"optimizer state is for {state_scalar(state, 'optimizer')!r}, not {NAME}"
+            )
+        shape = (self.population_size, self.genome_size)
+        population = state_array(state, "population", np.float64, shape)
+        generator_load_state(self._rng, state, "generator")
+        self.generation = int(state_scalar(state, "generation"))
+        self._population = population
+        self._asked = bool(state_scalar(state, "has_asked"))
