@@ -18,6 +18,7 @@ from neuro_evolution.evaluation.wrappers import WrapperConfig
 from neuro_evolution.moo.objectives import ObjectiveConfig
 from neuro_evolution.observers.options import MlflowConfig, TensorBoardConfig
 from neuro_evolution.optimizers.base import OPTIMIZERS
+from neuro_evolution.optimizers.cma_restarts import RestartsConfig
 from neuro_evolution.qd.descriptors import ArchiveConfig, DescriptorConfig
 
 
@@ -56,6 +57,7 @@ def render_reference() -> str:
         ("optimizer.descriptors[i] (MAP_ELITES, CMA_ME)", DescriptorConfig),
         ("optimizer.archive (MAP_ELITES, CMA_ME)", ArchiveConfig),
         ("optimizer.objectives[i] (NSGA2)", ObjectiveConfig),
+        ("optimizer.restarts (CMA_ES, SEP_CMA_ES)", RestartsConfig),
     ]
     for name, cls in sections:
         lines += ["", f"## `{name}`", "", *_table(cls)]

@@ -7,7 +7,12 @@ non-negative ones (no active CMA), as in the DEAP strategy ``CMA_ES`` used befor
 
 A subclass holds the covariance model: the full matrix C = B D^2 B^T (``CMA_ES``) or its
 diagonal (``SEP_CMA_ES``, Ros & Hansen 2008). It provides the three operations that depend on
-it: y = sqrt(C) z (Eq. 39), C^(-1/2) y (Eq. 43) and the covariance update (Eq. 47).
+it: y = sqrt(C) z (Eq. 39), C^(-1/2) y (Eq. 43) and the covariance update (Eq. 47), and
+what the stopping criteria read (the variances C_ii, a principal axis, the condition number).
+
+A search restarts every ``restart_every_generations`` (same lambda), or with ``restarts`` when
+a stopping criterion (:mod:`cma_stopping`) ends it, with lambda and sigma0 from the IPOP or
+BIPOP schedule (:mod:`cma_restarts`).
 """
 
 from __future__ import annotations
@@ -26,6 +31,19 @@ from neuro_evolution.optimizers.base import (
     Optimizer,
     OptimizerConfig,
     OptimizerState,
+)
+from neuro_evolution.optimizers.cma_restarts import RestartSchedule, RestartsConfig
+from neuro_evolution.optimizers.cma_stopping import (
+    StopHistory,
+    condition_cov,
+    equal_fitness_history,
+    history_length,
+    no_effect_axis,
+    no_effect_coordinate,
+    stagnation,
+    stagnation_window,
+    tolfun,
+    tolx,
 )
 from neuro_evolution.optimizers.rng import (
     generator_load_state,
@@ -59,8 +77,14 @@ class CmaConfig(OptimizerConfig):
         None,
         doc="start a fresh search (the initial mean and sigma, C = I, empty paths; the "
         "generator runs on) every this many generations; the run then stands behind the new "
-        "mean. null: never",
+        "mean. With restarts set, one more stopping criterion of the schedule. null: never",
         ge=1,
+    )
+    restarts: RestartsConfig | None = option(
+        None,
+        doc="{kind: ipop or bipop, population_factor, max_restarts, tolfun, tolx, ...}: restart"
+        " a search that a stopping criterion ends, with a larger population"
+        " (docs/guide/optimizers.md, Restarts). null: no such restarts",
     )
 
     def validate(self, path: str) -> None:
@@ -69,12 +93,23 @@ class CmaConfig(OptimizerConfig):
             raise ConfigError(
                 join(path, "mu"), f"must be <= population_size ({size}), got {self.mu}"
             )
+        if self.mu is not None and self.restarts is not None:
+            raise ConfigError(
+                join(path, "mu"),
+                "must be null with restarts (each search uses mu = lambda // 2 of its own"
+                f" lambda), got {self.mu}",
+            )
 
     def lambda_for(self, genome_size: int) -> int:
         """The population size for genomes of ``genome_size`` (Table 1 default when null)."""
         if self.population_size is not None:
             return self.population_size
         return 4 + int(3 * log(genome_size))
+
+    def largest_lambda_for(self, genome_size: int) -> int:
+        """The largest population any search of the run can have."""
+        default = self.lambda_for(genome_size)
+        return default if self.restarts is None else self.restarts.largest_population(default)
 
 
 def recombination_weights(kind: WeightsKind, population_size: int, mu: int) -> np.ndarray:
@@ -112,11 +147,16 @@ class CmaParameters:
 
     @classmethod
     def for_genome(
-        cls, config: CmaConfig, genome_size: int, diagonal: bool = False
+        cls,
+        config: CmaConfig,
+        genome_size: int,
+        diagonal: bool = False,
+        population_size: int | None = None,
     ) -> CmaParameters:
-        """Table 1 defaults; ``diagonal``: c1 and cmu times (n + 2)/3 (Ros & Hansen 2008)."""
+        """Table 1 defaults; ``diagonal``: c1 and cmu times (n + 2)/3 (Ros & Hansen 2008);
+        ``population_size``: a restart's lambda instead of the config's."""
         n = genome_size
-        lam = config.lambda_for(n)
+        lam = population_size or config.lambda_for(n)
         mu = config.mu if config.mu is not None else lam // 2
         if mu > lam:
             raise ValueError(
@@ -151,12 +191,20 @@ class CmaBase(Optimizer):
         super().__init__(config, genome_size, seed)
         if genome_size < 1:
             raise ValueError(f"genome_size: must be >= 1, got {genome_size}")
+        self.diagonal = diagonal
         self.params = CmaParameters.for_genome(config, genome_size, diagonal)
         self.population_size = self.params.population_size
+        self.sigma0 = float(config.sigma)  # this search's initial step size
         self._fresh_distribution()
         self.generation = 0
-        self.restarts = 0  # fresh starts so far (restart_every_generations)
+        self.restarts = 0  # fresh starts so far
         self.restart_generation = 0  # the generation count at the last fresh start
+        self.schedule: RestartSchedule | None = None
+        if config.restarts is not None:
+            self.schedule = RestartSchedule(config.restarts, genome_size, self.population_size)
+        self.schedule_spent = False  # the schedule's restarts are used up
+        self.stop_reason = ""  # the criterion that ended the last search
+        self.history = StopHistory(history_length(genome_size, self.population_size))
         self._random = owned_generator(seed, GENERATOR_PURPOSE)
         self._steps: np.ndarray | None = None  # y_k of the pending ask, (lambda, n)
 
@@ -181,6 +229,18 @@ class CmaBase(Optimizer):
     @abstractmethod
     def _reset_covariance(self, generation: int) -> None:
         """C = I from ``generation`` on: at the start and after a restart."""
+
+    @abstractmethod
+    def _variances(self) -> np.ndarray:
+        """The diagonal of C."""
+
+    @abstractmethod
+    def _principal_axis(self, index: int) -> np.ndarray:
+        """d_i b_i: principal axis ``index`` of C scaled by its standard deviation."""
+
+    @abstractmethod
+    def _condition(self) -> float:
+        """The condition number of C (of its last decomposition)."""
 
     @abstractmethod
     def _covariance_state(self) -> dict[str, Any]:
@@ -230,14 +290,65 @@ class CmaBase(Optimizer):
         self.sigma *= exp(p.cs / p.damps * (ps_norm / p.chi_n - 1))  # Eq. (44)
         self._steps = None
         every = self.config.restart_every_generations
-        if every is not None and since >= every:
-            self._restart(self.generation + 1)
+        if self.schedule is None:
+            if every is not None and since >= every:
+                self._restart(self.generation + 1)
+            return
+        if self.schedule_spent:
+            return
+        self.history.record(fitness)
+        reason = self._stop_reason(fitness, since)
+        if reason is None and every is not None and since >= every:
+            reason = "restart_every_generations"
+        if reason is not None:
+            self._scheduled_restart(self.generation + 1, since, reason)
+
+    def _stop_reason(self, fitness: np.ndarray, since: int) -> str | None:
+        """The first stopping criterion that ends this search after ``since`` generations of
+        it, or None (cma_stopping; thresholds from ``restarts``)."""
+        assert self.schedule is not None
+        c, n, h = self.schedule.config, self.genome_size, self.history
+        variances = self._variances()
+        axis = self._principal_axis(since % n)
+        window = stagnation_window(n, self.population_size, since)
+        checks = (
+            ("max_generations", lambda: since >= self.schedule.plan.generation_limit),
+            ("equalfunvalhist", lambda: equal_fitness_history(h.recent_best, h.recent_length)),
+            ("tolfun", lambda: tolfun(h.recent_best, fitness, h.recent_length, c.tolfun)),
+            ("tolx", lambda: tolx(self.sigma, self.pc, variances, self.sigma0, c.tolx)),
+            ("noeffectaxis", lambda: no_effect_axis(self.mean, self.sigma, axis)),
+            ("noeffectcoord", lambda: no_effect_coordinate(self.mean, self.sigma, variances)),
+            ("conditioncov", lambda: condition_cov(self._condition(), c.max_condition)),
+            ("stagnation", lambda: c.stagnation and stagnation(h.best, h.median, window)),
+        )
+        return next((name for name, check in checks if check()), None)
+
+    def _scheduled_restart(self, generation: int, since: int, reason: str) -> None:
+        """The next search of the schedule from ``generation`` on: its lambda (new strategy
+        parameters) and sigma0; or none when the schedule is spent."""
+        assert self.schedule is not None
+        self.stop_reason = reason
+        plan = self.schedule.next_search(self.population_size * since, self._random)
+        if plan is None:
+            self.schedule_spent = True
+            return
+        self._set_population(plan.population_size)
+        self.sigma0 = self.config.sigma * plan.sigma_factor
+        self._restart(generation)
+
+    def _set_population(self, population_size: int) -> None:
+        """lambda and the strategy parameters that depend on it (Table 1)."""
+        self.params = CmaParameters.for_genome(
+            self.config, self.genome_size, self.diagonal, population_size
+        )
+        self.population_size = population_size
+        self.history = StopHistory(history_length(self.genome_size, population_size))
 
     def _fresh_distribution(self) -> None:
         """The initial mean and sigma and empty evolution paths (C is the subclass's)."""
         n = self.genome_size
         self.mean = np.full(n, self.config.initial_centroid or 0.0, dtype=np.float64)
-        self.sigma = float(self.config.sigma)
+        self.sigma = self.sigma0
         self.ps = np.zeros(n)  # evolution path of sigma, Eq. (43)
         self.pc = np.zeros(n)  # evolution path of C, Eq. (45)
 
@@ -246,6 +357,7 @@ class CmaBase(Optimizer):
         generation count and the generator run on."""
         self._fresh_distribution()
         self._reset_covariance(generation)
+        self.history = StopHistory(self.history.recent_length)
         self.restarts += 1
         self.restart_generation = generation
 
@@ -253,15 +365,32 @@ class CmaBase(Optimizer):
         """The distribution's mean m."""
         return self.mean.copy()
 
+    def log_metrics(self) -> dict[str, float]:
+        """With ``restarts``: the current lambda and the restarts so far."""
+        if self.schedule is None:
+            return {}
+        return {"population_size": float(self.population_size), "restarts": float(self.restarts)}
+
     # --- state ---------------------------------------------------------------------------------
     def state(self) -> OptimizerState:
         """Mean, sigma, paths, covariance model, pending steps and Generator state."""
         asked = self._steps is not None
+        schedule: dict[str, Any] = {}
+        if self.schedule is not None:
+            schedule = {
+                **self.schedule.state(),
+                "restart_spent": self.schedule_spent,
+                "restart_stop_reason": self.stop_reason,
+                **self.history.state("stop_history_"),
+            }
         return {
             "optimizer": self.NAME,
             "generation": self.generation,
             "restarts": self.restarts,
             "restart_generation": self.restart_generation,
+            "population_size": self.population_size,
+            "sigma0": self.sigma0,
+            **schedule,
             "mean": self.mean.copy(),
             "sigma": self.sigma,
             "ps": self.ps.copy(),
@@ -280,6 +409,8 @@ class CmaBase(Optimizer):
         if name != self.NAME:
             raise ValueError(f"optimizer state is for {name!r}, not {self.NAME}")
         n = self.genome_size
+        if self.schedule is not None:
+            self._load_schedule_state(state)
         has_asked = bool(state_scalar(state, "has_asked"))
         rows = self.population_size if has_asked else 0
         steps = state_array(state, "asked_steps", np.float64, (rows, n))
@@ -298,9 +429,23 @@ class CmaBase(Optimizer):
         )
         self._steps = steps if has_asked else None
 
+    def _load_schedule_state(self, state: Mapping[str, Any]) -> None:
+        """The restart schedule, the current search's lambda, sigma0 and stop histories."""
+        assert self.schedule is not None
+        self.schedule.load_state(state)
+        population = int(state_scalar(state, "population_size"))
+        if population < 2:
+            raise ValueError(f"optimizer state 'population_size': >= 2, got {population}")
+        self._set_population(population)
+        self.history.load_state(state, "stop_history_")
+        self.sigma0 = float(state_scalar(state, "sigma0"))
+        self.schedule_spent = bool(state_scalar(state, "restart_spent"))
+        self.stop_reason = str(state_scalar(state, "restart_stop_reason"))
+
     @classmethod
     def _sample_bytes(cls, config: CmaConfig, genome_size: int) -> int:
         """Bytes of the O(lambda n) arrays of one generation: z and y while sampling, the
-        asked genomes and their temporary, the caller's copy (lambda x n each)."""
-        lam = config.lambda_for(genome_size)
+        asked genomes and their temporary, the caller's copy (lambda x n each), at the largest
+        lambda of the restart schedule."""
+        lam = config.largest_lambda_for(genome_size)
         return 8 * genome_size * (5 * lam + 8)

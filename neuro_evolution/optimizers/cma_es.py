@@ -51,11 +51,14 @@ class CmaEs(CmaBase):
 
     def __init__(self, config: CmaEsConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed, diagonal=False)
-        n = genome_size
         self._reset_covariance(0)
+
+    @property
+    def eigen_gap(self) -> int:
+        """Generations between decompositions (Appendix B.2): 1/(10 n (c1 + cmu)), at least 1;
+        it follows lambda across restarts."""
         p = self.params
-        # Appendix B.2: decompose every 1/(10 n (c1 + cmu)) generations, at least every one.
-        self.eigen_gap = max(1, int(1 / (10 * n * (p.c1 + p.cmu))))
+        return max(1, int(1 / (10 * self.genome_size * (p.c1 + p.cmu))))
 
     @classmethod
     def state_bytes(cls, config: CmaEsConfig, genome_size: int) -> int:
@@ -100,6 +103,15 @@ class CmaEs(CmaBase):
         self.B = np.eye(n)  # eigenvectors of C at the last decomposition (columns)
         self.D = np.ones(n)  # square roots of its eigenvalues
         self.eigen_generation = generation  # generation count when B, D were computed
+
+    def _variances(self) -> np.ndarray:
+        return np.diag(self.C).copy()
+
+    def _principal_axis(self, index: int) -> np.ndarray:
+        return self.D[index] * self.B[:, index]
+
+    def _condition(self) -> float:
+        return float((self.D.max() / self.D.min()) ** 2)
 
     def _covariance_state(self) -> dict[str, Any]:
         return {

@@ -92,6 +92,17 @@ class SepCmaEs(CmaBase):
         self.C = np.ones(self.genome_size)  # the diagonal of C
         self.D = np.ones(self.genome_size)  # sqrt(C): exact every generation, nothing to defer
 
+    def _variances(self) -> np.ndarray:
+        return self.C
+
+    def _principal_axis(self, index: int) -> np.ndarray:
+        axis = np.zeros(self.genome_size)
+        axis[index] = self.D[index]  # B = I: the axes are the coordinates
+        return axis
+
+    def _condition(self) -> float:
+        return float(self.C.max() / self.C.min())
+
     def _covariance_state(self) -> dict[str, Any]:
         return {"C_diagonal": self.C.copy()}
 
