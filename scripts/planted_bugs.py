@@ -75,9 +75,8 @@ MUTATIONS: tuple[Mutation, ...] = (
     # --- optimizers ----------------------------------------------------------------------------
     m("cma-es-restart-keeps-covariance", "a CMA-ES restart starts from C = I (Hansen)",
       "optimizers/cma_common.py",
-      "        self._fresh_distribution()\n        self._reset_covariance(generation)\n"
-      "        self.restarts",
-      "        self._fresh_distribution()\n        self.restarts",
+      "        self._fresh_distribution()\n        self._reset_covariance(generation)\n",
+      "        self._fresh_distribution()\n",
       "test_rules_optimizers.py", "test_cma_es.py"),
     m("cma-es-best-is-worst", "CMA-ES selects the mu best",
       "optimizers/cma_common.py", 'best = np.argsort(-fitness, kind="stable")[: p.mu]',
