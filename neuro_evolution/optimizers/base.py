@@ -237,6 +237,7 @@ OPTIMIZERS: Registry[Optimizer] = Registry(
     {
         "CMA_ES": "neuro_evolution.optimizers.cma_es",
         "CMA_ME": "neuro_evolution.qd.cma_me",
+        "CR_FM_NES": "neuro_evolution.optimizers.cr_fm_nes",
         "MAP_ELITES": "neuro_evolution.qd.map_elites",
         "MU_ES": "neuro_evolution.optimizers.mu_plus_lambda",
         "NSGA2": "neuro_evolution.moo.nsga2",
@@ -244,6 +245,7 @@ OPTIMIZERS: Registry[Optimizer] = Registry(
         "PGPE": "neuro_evolution.optimizers.pgpe",
         "SEP_CMA_ES": "neuro_evolution.optimizers.sep_cma_es",
         "SNES": "neuro_evolution.optimizers.snes",
+        "XNES": "neuro_evolution.optimizers.xnes",
     },
     what="optimizer type",
     known="types",
