@@ -25,10 +25,12 @@ alpha_dist = h^-1(d) min(1, sqrt(lambda / d)) where h^-1(d) solves
 (d + 12)), eta_conv = 2 tanh((0.025 lambda + 0.75 d + 10) / (d + 4)), eta_B =
 tanh((min(0.02 lambda, 3 ln d) + 5) / (0.23 d + 25)); v starts as N(0, I / d), D = I.
 
-Reference implementation: evosax's ``CR_FM_NES``. It deviates from the paper in two places:
-while not moving it uses the rank weights clipped at 0 (so they sum to 1, not 0), which changes
-the D, v and sigma updates, and it caps d at 2,000 when solving for h^-1. This file follows the
-paper (the rank weights as they are; h^-1 of the true d).
+Reference implementation: evosax's ``CR_FM_NES``. It deviates from the paper in three places:
+it uses the rank weights clipped at 0 (so they sum to 1, not 0) for p_sigma and, while not
+moving, for the update (which changes D, v and sigma); it computes mu_eff over the unclipped log
+weights (3.09 instead of 3.41 at lambda = 10, and so c_sigma, c_c and c_1); and it caps d at
+2,000 when solving for h^-1. This file follows the paper (w_k as they are, mu_eff =
+1 / sum_k (w_k + 1/lambda)^2, h^-1 of the true d).
 """
 
 from __future__ import annotations
