@@ -112,6 +112,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "jax": ("jax", "gymnax"),
     "brax": ("brax",),
     "cma": ("cma",),
+    "evosax": ("evosax",),
     "pymoo": ("pymoo",),
     "popgym": ("popgym",),
     "atari": ("ale_py", "cv2"),
@@ -120,6 +121,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 }
 INSTALLED_BY = {
     "cma": "test",
+    "evosax": "test",
     "pymoo": "test",
 }  # the pyproject.toml extra that installs a test-only package
 

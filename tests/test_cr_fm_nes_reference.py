@@ -23,6 +23,7 @@ from math import exp, log
 
 import numpy as np
 import pytest
+from helpers import require
 
 from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
 from neuro_evolution.optimizers.base import Evaluations
@@ -96,7 +97,7 @@ def evosax_tell(ours: CrFmNes, fitness: np.ndarray) -> object:
 
 def test_a_moving_update_matches_evosax_cr_fm_nes() -> None:
     """|p_sigma| >= E|N(0, I)|: m, sigma, D, v, p_sigma and p_c agree with evosax (1e-10)."""
-    pytest.importorskip("evosax")
+    require("evosax")
     ours = warmed(p_sigma_scale=3.0)
     fitness = np.random.default_rng(21).standard_normal(ours.population_size)
     expected = evosax_tell(ours, fitness)
@@ -118,7 +119,7 @@ def test_a_moving_update_matches_evosax_cr_fm_nes() -> None:
 def test_a_stagnant_update_matches_evosax_where_they_agree_and_the_paper_for_sigma() -> None:
     """|p_sigma| < E|N(0, I)|: m, p_sigma, p_c agree with evosax (1e-10); sigma is the paper's
     update with the rank weights w_k and eta_stag or eta_conv."""
-    pytest.importorskip("evosax")
+    require("evosax")
     ours = warmed(p_sigma_scale=0.0)
     z = np.asarray(ours.state()["asked_noise"])
     sigma = ours.sigma
@@ -141,7 +142,7 @@ def test_strategy_parameters_match_evosax_and_the_paper() -> None:
     """mu_eff, c_sigma, c_c and c_1 = c_1^CMA (d - 5) / 6 by the paper's formulas; E|N(0, I)|,
     alpha_dist, eta_stag, eta_conv and eta_B as evosax computes them (d <= 2,000); h^-1 solves
     its equation."""
-    pytest.importorskip("evosax")
+    require("evosax")
     import jax.numpy as jnp
     from evosax.algorithms import CR_FM_NES
 
