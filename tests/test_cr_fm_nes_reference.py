@@ -170,3 +170,19 @@ def test_strategy_parameters_match_evosax_and_the_paper() -> None:
         assert (1 + a * a) * exp(a * a / 2) / 0.24 - 10 - d == pytest.approx(0.0, abs=1e-9)
     assert cr_fm_nes(3).population_size == 8  # 4 + floor(3 ln 3) = 7, rounded up to even
     assert cr_fm_nes(10).population_size == 4 + int(3 * log(10))  # 10, even already
+
+
+def test_resample_redraws_a_mirrored_pair_together() -> None:
+    """With bounds.method resample the pending rows stay mirrored pairs (row k + lambda/2 is
+    -row k) and the asked genomes are exactly m + sigma D y of those rows, inside the bounds."""
+    section = {"type": "CR_FM_NES", "bounds": {"low": -1.0, "high": 1.0, "method": "resample"}}
+    optimizer = make_optimizer(OPTIMIZERS.parse_config(section, "optimizer"), GENES, 3)
+    unbounded = cr_fm_nes(GENES, 3)
+    genomes = optimizer.ask()
+    z = np.asarray(optimizer.state()["asked_noise"])
+    half = len(z) // 2
+    assert (np.abs(unbounded.ask()) > 1.0).any()  # unbounded draws leave the box
+    np.testing.assert_array_equal(z[half:], -z[:half])
+    expected = optimizer.center() + optimizer.sigma * optimizer.D * scaled_steps(z, optimizer.v)
+    np.testing.assert_array_equal(genomes, expected)
+    assert np.abs(genomes).max() <= 1.0
