@@ -52,7 +52,7 @@ def reference(name: str, problem: Problem, seed: int, population: int) -> int:
         key, ask_key, tell_key = jax.random.split(key, 3)
         population, state = es.ask(ask_key, state, params)
         values = problem(np.asarray(population))  # the same numpy function as ours
-        evaluations += population.shape[0]
+        evaluations += len(values)
         if values.min() < TARGET:
             return evaluations
         state, _ = es.tell(tell_key, population, jnp.asarray(values), state, params)

@@ -20,6 +20,7 @@ handed the paper's four values, and they are checked against their formulas here
 from __future__ import annotations
 
 from math import exp, log
+from typing import Any
 
 import numpy as np
 import pytest
@@ -59,7 +60,7 @@ def warmed(p_sigma_scale: float | None) -> CrFmNes:
     return optimizer
 
 
-def evosax_tell(ours: CrFmNes, fitness: np.ndarray) -> object:
+def evosax_tell(ours: CrFmNes, fitness: np.ndarray) -> Any:
     """evosax's state after its tell of our pending population with the weights w_k + 1/lambda."""
     import jax
     import jax.numpy as jnp
@@ -177,6 +178,7 @@ def test_resample_redraws_a_mirrored_pair_together() -> None:
     -row k) and the asked genomes are exactly m + sigma D y of those rows, inside the bounds."""
     section = {"type": "CR_FM_NES", "bounds": {"low": -1.0, "high": 1.0, "method": "resample"}}
     optimizer = make_optimizer(OPTIMIZERS.parse_config(section, "optimizer"), GENES, 3)
+    assert isinstance(optimizer, CrFmNes)
     unbounded = cr_fm_nes(GENES, 3)
     genomes = optimizer.ask()
     z = np.asarray(optimizer.state()["asked_noise"])
