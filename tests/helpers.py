@@ -112,6 +112,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "jax": ("jax", "gymnax"),
     "brax": ("brax",),
     "cma": ("cma",),
+    "evosax": ("evosax",),
     "pymoo": ("pymoo",),
     "evosax": ("evosax", "optax", "jax"),
     "popgym": ("popgym",),
@@ -121,6 +122,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 }
 INSTALLED_BY = {
     "cma": "test",
+    "evosax": "test",
     "pymoo": "test",
     "evosax": "test",
 }  # the pyproject.toml extra that installs a test-only package

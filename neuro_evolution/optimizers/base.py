@@ -227,8 +227,8 @@ class Optimizer(metaclass=FrozenABCMeta):
         """Continue exactly from a :meth:`state` snapshot."""
 
 
-# The optimizers by name: MU_ES, CMA_ES, SEP_CMA_ES, PGPE, OPENAI_ES, SNES, NSGA2 and the QD
-# optimizers MAP_ELITES and CMA_ME built in, a user's added with register_optimizer. A built-in
+# The optimizers by name: the built-in ES, GAs and the QD optimizers MAP_ELITES and CMA_ME,
+# and a user's added with register_optimizer. A built-in
 # optimizer's module is imported when its name is first looked up, so listing the names imports
 # none of them. ``@register_optimizer("NAME", config=NameConfig)`` on an Optimizer subclass adds
 # one; the optimizer contract tests (``tests/test_optimizer_contract.py``) run on every name.
@@ -240,6 +240,7 @@ OPTIMIZERS: Registry[Optimizer] = Registry(
         "CMA_ES": "neuro_evolution.optimizers.cma_es",
         "CMA_ME": "neuro_evolution.qd.cma_me",
         "COSYNE": "neuro_evolution.optimizers.cosyne",
+        "CR_FM_NES": "neuro_evolution.optimizers.cr_fm_nes",
         "MAP_ELITES": "neuro_evolution.qd.map_elites",
         "MU_ES": "neuro_evolution.optimizers.mu_plus_lambda",
         "NSGA2": "neuro_evolution.moo.nsga2",
@@ -247,6 +248,7 @@ OPTIMIZERS: Registry[Optimizer] = Registry(
         "PGPE": "neuro_evolution.optimizers.pgpe",
         "SEP_CMA_ES": "neuro_evolution.optimizers.sep_cma_es",
         "SNES": "neuro_evolution.optimizers.snes",
+        "XNES": "neuro_evolution.optimizers.xnes",
     },
     what="optimizer type",
     known="types",
