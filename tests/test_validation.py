@@ -133,6 +133,8 @@ CANDIDATE_CASES: dict[str, tuple[dict, str]] = {
     "PGPE": ({"population_size": 6}, "center"),
     "OPENAI_ES": ({"population_size": 6}, "center"),
     "SNES": ({"population_size": 6}, "center"),
+    "XNES": ({"population_size": 6}, "center"),
+    "CR_FM_NES": ({"population_size": 6}, "center"),
     "ARS": ({"population_size": 6, "top_b": 2}, "center"),
     "CEM": ({"population_size": 6, "elite_fraction": 0.5}, "center"),
     "COSYNE": ({"population_size": 8}, "hall_of_fame"),
