@@ -237,6 +237,8 @@ OPTIMIZERS: Registry[Optimizer] = Registry(
     {
         "CMA_ES": "neuro_evolution.optimizers.cma_es",
         "CMA_ME": "neuro_evolution.qd.cma_me",
+        "LM_MA_ES": "neuro_evolution.optimizers.lm_ma_es",
+        "MA_ES": "neuro_evolution.optimizers.ma_es",
         "MAP_ELITES": "neuro_evolution.qd.map_elites",
         "MU_ES": "neuro_evolution.optimizers.mu_plus_lambda",
         "NSGA2": "neuro_evolution.moo.nsga2",
