@@ -241,6 +241,8 @@ OPTIMIZERS: Registry[Optimizer] = Registry(
         "CMA_ME": "neuro_evolution.qd.cma_me",
         "COSYNE": "neuro_evolution.optimizers.cosyne",
         "CR_FM_NES": "neuro_evolution.optimizers.cr_fm_nes",
+        "LM_MA_ES": "neuro_evolution.optimizers.lm_ma_es",
+        "MA_ES": "neuro_evolution.optimizers.ma_es",
         "MAP_ELITES": "neuro_evolution.qd.map_elites",
         "MU_ES": "neuro_evolution.optimizers.mu_plus_lambda",
         "NSGA2": "neuro_evolution.moo.nsga2",
