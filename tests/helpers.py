@@ -112,7 +112,6 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "jax": ("jax", "gymnax"),
     "brax": ("brax",),
     "cma": ("cma",),
-    "evosax": ("evosax",),
     "pymoo": ("pymoo",),
     "evosax": ("evosax", "optax", "jax"),
     "popgym": ("popgym",),
@@ -124,7 +123,6 @@ INSTALLED_BY = {
     "cma": "test",
     "evosax": "test",
     "pymoo": "test",
-    "evosax": "test",
 }  # the pyproject.toml extra that installs a test-only package
 
 

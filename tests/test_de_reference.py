@@ -22,12 +22,15 @@ import itertools
 
 import numpy as np
 import pytest
+from helpers import require
 from population_reference import make, tell_population
 
 from neuro_evolution.optimizers.de import trial_vectors
 
-algorithms = pytest.importorskip("evosax.algorithms")
-jax = pytest.importorskip("jax")
+require("evosax")  # the test-only reference (evosax, optax, jax)
+import jax  # noqa: E402
+from evosax import algorithms as algorithms  # noqa: E402
+
 jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy
 

@@ -18,14 +18,16 @@ ours. Compared instead, for one population and its fitness told to both:
 from __future__ import annotations
 
 import numpy as np
-import pytest
+from helpers import require
 from population_reference import make, nearest_rows, tell_population
 
 from neuro_evolution.optimizers.ga import mutated_offspring
 
-algorithms = pytest.importorskip("evosax.algorithms")
-jax = pytest.importorskip("jax")
-optax = pytest.importorskip("optax")
+require("evosax")  # the test-only reference (evosax, optax, jax)
+import jax  # noqa: E402
+import optax  # noqa: E402
+from evosax import algorithms as algorithms  # noqa: E402
+
 jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy
 

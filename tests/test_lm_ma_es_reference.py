@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import require
 
 from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
 from neuro_evolution.optimizers.base import Evaluations
@@ -47,7 +48,7 @@ def warmed_up(generations: int) -> LmMaEs:
 def evosax_strategy(ours: LmMaEs, state_fields: dict[str, Any]) -> tuple:
     """evosax's LM_MA_ES for our population size, its params (rates checked equal to ours) and
     a state holding ``state_fields``."""
-    pytest.importorskip("evosax")
+    require("evosax")
     import jax
     import jax.numpy as jnp
     from evosax.algorithms import LM_MA_ES  # type: ignore[import-untyped]
@@ -68,7 +69,9 @@ def evosax_strategy(ours: LmMaEs, state_fields: dict[str, Any]) -> tuple:
 def test_sampling_matches_evosax_lm_ma_es(generations: int) -> None:
     """mean + sigma d(z) with our direction vectors applied min(t, m) times equals evosax's
     genomes for its z."""
-    jax = pytest.importorskip("jax")
+    require("evosax")
+    import jax  # noqa: E402
+
     ours = warmed_up(generations)
     strategy, params, state = evosax_strategy(
         ours,
@@ -89,7 +92,9 @@ def test_sampling_matches_evosax_lm_ma_es(generations: int) -> None:
 def test_one_tell_matches_evosax_and_algorithm_1() -> None:
     """Mean and direction vectors after one tell equal evosax's; the path p and sigma equal
     lines 11 and 14 of Algorithm 1."""
-    jax = pytest.importorskip("jax")
+    require("evosax")
+    import jax  # noqa: E402
+
     jnp = jax.numpy
     ours = warmed_up(20)
     genomes = ours.ask()

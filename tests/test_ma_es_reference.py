@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import require
 
 from neuro_evolution.core.hall_of_fame import HallOfFame
 from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
@@ -45,7 +46,7 @@ def warmed_up(name: str, genome_size: int, generations: int, **options: object) 
 
 def test_one_tell_matches_evosax_ma_es() -> None:
     """Mean, sigma, the path s and M after one tell equal evosax's for the same population."""
-    pytest.importorskip("evosax")
+    require("evosax")
     import jax
     import jax.numpy as jnp
     from evosax.algorithms import MA_ES  # type: ignore[import-untyped]

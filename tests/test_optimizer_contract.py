@@ -291,9 +291,8 @@ def test_repeated_ask_returns_the_same_float64_genomes(name: str) -> None:
         generation(optimizer, hall_of_fame, g)
 
 
-QUADRATIC_MEMORY = {"CMA_ES", "CMA_ME", "XNES"}  # full covariance or factor (CMA_ME: per emitter)
-# Full covariance (CMA_ME: per emitter) or MA_ES's full transformation: G x G by design.
-QUADRATIC_MEMORY = {"CMA_ES", "CMA_ME", "MA_ES"}
+# Full covariance, its factor or the transformation matrix (CMA_ME: per emitter): G x G by design.
+QUADRATIC_MEMORY = {"CMA_ES", "CMA_ME", "MA_ES", "XNES"}
 
 
 @pytest.mark.parametrize("name", sorted(set(NAMES) - QUADRATIC_MEMORY))

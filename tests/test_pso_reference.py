@@ -17,14 +17,16 @@ which seeds the personal bests, and ``tell``; fitness negated since evosax minim
 from __future__ import annotations
 
 import numpy as np
-import pytest
+from helpers import require
 from population_reference import make, tell_population
 
 from neuro_evolution.optimizers.base import Evaluations
 from neuro_evolution.optimizers.pso import velocity_update
 
-algorithms = pytest.importorskip("evosax.algorithms")
-jax = pytest.importorskip("jax")
+require("evosax")  # the test-only reference (evosax, optax, jax)
+import jax  # noqa: E402
+from evosax import algorithms as algorithms  # noqa: E402
+
 jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy
 

@@ -21,6 +21,7 @@ TESTS = Path(__file__).resolve().parent
 # Support modules test modules may import (besides helpers.py): none of them imports a test module.
 SUPPORT = {
     "helpers", "brain_references", "conv_reference", "fault_injection", "examples", "export_cases",
+    "population_reference",
 }  # fmt: skip
 BUILT_IN_MARKS = {"parametrize", "skip", "skipif", "xfail", "usefixtures", "filterwarnings"}
 
