@@ -112,3 +112,25 @@ def test_state_bytes_bounds_the_measured_peak(name: str) -> None:
         tracemalloc.stop()
     declared = state_bytes(config, 1_500)
     assert peak <= declared <= 6 * peak, (peak, declared)
+
+
+@pytest.mark.parametrize("name", ["MA_ES", "LM_MA_ES"])
+def test_restart_every_generations_starts_a_fresh_search(name: str) -> None:
+    """After restart_every_generations tells the mean, sigma, path and transformation are the
+    initial ones again (LM_MA_ES: no direction applied to the next samples), and the count of
+    restarts grows."""
+    section = {"type": name, "sigma": 0.3, "initial_centroid": 0.5, "restart_every_generations": 3}
+    optimizer = make_optimizer(OPTIMIZERS.parse_config(section, "optimizer"), 8, 1)
+    fresh = dict(optimizer.state())
+    for g in range(3):
+        genomes = optimizer.ask()
+        optimizer.tell(Evaluations(-np.sum((genomes - 2.0) ** 2, axis=1)))
+        if g < 2:
+            assert not np.array_equal(optimizer.state()["mean"], fresh["mean"])
+    state = optimizer.state()
+    assert state["restarts"] == 1 and state["restart_generation"] == 3
+    for key in ("mean", "sigma", "s", "M" if name == "MA_ES" else "directions"):
+        assert np.array_equal(state[key], fresh[key]), key
+    genomes, asked = optimizer.ask(), dict(optimizer.state())
+    assert np.array_equal(asked["asked_d"], asked["asked_z"])  # M = I, no direction applied
+    assert np.allclose(genomes, 0.5 + 0.3 * asked["asked_z"], rtol=0, atol=1e-15)

@@ -14,10 +14,10 @@ evolution path of <z>_w with its own rate, applied one after the other to every 
 
 with t the generations told since the start, lambda = m = 4 + floor(3 ln n), mu = lambda // 2
 and CMA-ES's weights (:mod:`cma_common`), c_sigma = 2 lambda / n, c_d,i = 1 / (1.5^(i-1) n)
-and c_c,i = lambda / (4^(i-1) n). The paper is written for large n: below n = 2 lambda its
-c_sigma (below n = lambda its c_c,1) would be 1 or more, which flips the path's sign every
-generation, and past 2 undefined; here every such rate is capped at 1 (only small genomes,
-n < 2 lambda, are affected; n < 27 for the default lambda).
+and c_c,i = lambda / (4^(i-1) n). The paper is written for large n: for n < 2 lambda its
+c_sigma (for n < lambda its c_c,1) exceeds 1, which flips the path's sign every generation, and
+past 2 the square root is undefined. Here every rate is capped at 1, which changes only genomes
+of fewer than 26 genes at the default lambda.
 
 Reference implementation: evosax's ``LM_MA_ES``. It controls sigma with CMA-ES's cumulative
 step-size adaptation (c_sigma = (mu_w + 2)/(n + mu_w + 5), ||p|| / E||N(0, I)||) instead of
