@@ -10,9 +10,11 @@ comparison with evosax is ``scripts/check_ars_bbob.py`` (minutes).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+import pytest
 from helpers import require
 
 from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
@@ -25,7 +27,6 @@ import jax  # noqa: E402
 import optax  # noqa: E402
 from evosax.algorithms import ARS as EvosaxArs  # noqa: E402
 
-jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy
 
 GENES, DIRECTIONS, TOP_B, ALPHA, NU = 7, 8, 3, 0.05, 0.2
@@ -97,3 +98,13 @@ def test_equal_returns_leave_the_center_where_it_is() -> None:
     genomes = optimizer.ask()
     optimizer.tell(Evaluations(np.full(len(genomes), 2.5)))
     assert np.array_equal(optimizer.center(), np.zeros(GENES))
+
+
+@pytest.fixture(autouse=True)
+def float64_jax() -> Iterator[None]:
+    """Each test compares with evosax in float64; JAX's global setting is restored after it, so
+    the rest of the suite runs in JAX's default precision."""
+    import jax
+
+    with jax.enable_x64(True):
+        yield

@@ -19,6 +19,7 @@ handed the paper's four values, and they are checked against their formulas here
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from math import exp, log
 from typing import Any
 
@@ -67,7 +68,6 @@ def evosax_tell(ours: CrFmNes, fitness: np.ndarray) -> Any:
     from evosax.algorithms import CR_FM_NES
     from evosax.core.fitness_shaping import identity_fitness_shaping_fn
 
-    jax.config.update("jax_enable_x64", True)
     state = ours.state()
     z = np.asarray(state["asked_noise"])
     lam = len(z)
@@ -188,3 +188,13 @@ def test_resample_redraws_a_mirrored_pair_together() -> None:
     expected = optimizer.center() + optimizer.sigma * optimizer.D * scaled_steps(z, optimizer.v)
     np.testing.assert_array_equal(genomes, expected)
     assert np.abs(genomes).max() <= 1.0
+
+
+@pytest.fixture(autouse=True)
+def float64_jax() -> Iterator[None]:
+    """Each test compares with evosax in float64; JAX's global setting is restored after it, so
+    the rest of the suite runs in JAX's default precision."""
+    import jax
+
+    with jax.enable_x64(True):
+        yield

@@ -19,6 +19,7 @@ minimizes):
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -31,7 +32,6 @@ require("evosax")  # the test-only reference (evosax, optax, jax)
 import jax  # noqa: E402
 from evosax import algorithms as algorithms  # noqa: E402
 
-jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy
 
 P, G, F, CR = 8, 5, 0.7, 0.5
@@ -131,3 +131,13 @@ def test_trial_vectors_follow_eq_2_and_3_from_evosax_draws(strategy: str) -> Non
     mine = ours_after(genomes, fitness, strategy).ask()
     for i, (_, a, b, c) in enumerate(read_back(mine, genomes, fitness, best)):
         assert b != i and c != i and (best or a not in (i, b, c)), (i, a, b, c)
+
+
+@pytest.fixture(autouse=True)
+def float64_jax() -> Iterator[None]:
+    """Each test compares with evosax in float64; JAX's global setting is restored after it, so
+    the rest of the suite runs in JAX's default precision."""
+    import jax
+
+    with jax.enable_x64(True):
+        yield

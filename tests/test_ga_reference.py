@@ -17,7 +17,10 @@ ours. Compared instead, for one population and its fitness told to both:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
+import pytest
 from helpers import require
 from population_reference import make, nearest_rows, tell_population
 
@@ -28,7 +31,6 @@ import jax  # noqa: E402
 import optax  # noqa: E402
 from evosax import algorithms as algorithms  # noqa: E402
 
-jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy
 
 P, G, SIGMA = 20, 4, 1e-4
@@ -91,3 +93,13 @@ def test_the_elite_is_carried_over_unchanged_and_is_the_best_so_far() -> None:
     assert asked[0].tobytes() == genomes[np.argmax(fitness)].tobytes()
     np.testing.assert_array_equal(asked[0], np.asarray(state.best_solution))
     assert not (asked[1:] == asked[0]).all(axis=1).any()  # the offspring are mutated
+
+
+@pytest.fixture(autouse=True)
+def float64_jax() -> Iterator[None]:
+    """Each test compares with evosax in float64; JAX's global setting is restored after it, so
+    the rest of the suite runs in JAX's default precision."""
+    import jax
+
+    with jax.enable_x64(True):
+        yield

@@ -17,6 +17,7 @@ where both agree).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -53,7 +54,6 @@ def evosax_strategy(ours: LmMaEs, state_fields: dict[str, Any]) -> tuple:
     import jax.numpy as jnp
     from evosax.algorithms import LM_MA_ES  # type: ignore[import-untyped]
 
-    jax.config.update("jax_enable_x64", True)
     strategy = LM_MA_ES(ours.population_size, jnp.zeros(GENOME_SIZE))
     params = strategy.default_params
     assert strategy.m == ours.count
@@ -139,3 +139,13 @@ def test_rates_are_capped_at_one_for_small_genomes() -> None:
         genomes = optimizer.ask()
         optimizer.tell(Evaluations(-np.sum(genomes**2, axis=1)))
     assert np.isfinite(optimizer.directions).all() and np.isfinite(optimizer.sigma)
+
+
+@pytest.fixture(autouse=True)
+def float64_jax() -> Iterator[None]:
+    """Each test compares with evosax in float64; JAX's global setting is restored after it, so
+    the rest of the suite runs in JAX's default precision."""
+    import jax
+
+    with jax.enable_x64(True):
+        yield

@@ -14,6 +14,7 @@ both agree; a separate check holds that ours does not depend on the order.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -51,7 +52,6 @@ def test_one_tell_matches_evosax_ma_es() -> None:
     import jax.numpy as jnp
     from evosax.algorithms import MA_ES  # type: ignore[import-untyped]
 
-    jax.config.update("jax_enable_x64", True)
     ours = warmed_up("MA_ES", GENOME_SIZE, 4)
     genomes = ours.ask()
     fitness = -np.arange(len(genomes), dtype=np.float64)  # the asked order is best first
@@ -134,3 +134,13 @@ def test_restart_every_generations_starts_a_fresh_search(name: str) -> None:
     genomes, asked = optimizer.ask(), dict(optimizer.state())
     assert np.array_equal(asked["asked_d"], asked["asked_z"])  # M = I, no direction applied
     assert np.allclose(genomes, 0.5 + 0.3 * asked["asked_z"], rtol=0, atol=1e-15)
+
+
+@pytest.fixture(autouse=True)
+def float64_jax() -> Iterator[None]:
+    """Each test compares with evosax in float64; JAX's global setting is restored after it, so
+    the rest of the suite runs in JAX's default precision."""
+    import jax
+
+    with jax.enable_x64(True):
+        yield

@@ -16,7 +16,10 @@ which seeds the personal bests, and ``tell``; fitness negated since evosax minim
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
+import pytest
 from helpers import require
 from population_reference import make, tell_population
 
@@ -27,7 +30,6 @@ require("evosax")  # the test-only reference (evosax, optax, jax)
 import jax  # noqa: E402
 from evosax import algorithms as algorithms  # noqa: E402
 
-jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy
 
 P, G = 10, 5
@@ -99,3 +101,13 @@ def test_next_positions_follow_eq_1_and_2_from_evosax_draws() -> None:
     velocity = velocity_update(v, x, best, global_best, r1, r2, config)
     np.testing.assert_allclose(velocity, new_velocity, rtol=0, atol=1e-12)
     np.testing.assert_allclose(x + velocity, theirs, rtol=0, atol=1e-12)
+
+
+@pytest.fixture(autouse=True)
+def float64_jax() -> Iterator[None]:
+    """Each test compares with evosax in float64; JAX's global setting is restored after it, so
+    the rest of the suite runs in JAX's default precision."""
+    import jax
+
+    with jax.enable_x64(True):
+        yield

@@ -11,6 +11,8 @@ utilities (best first, summing to 0) as ours.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 from helpers import require
@@ -67,7 +69,6 @@ def test_mean_and_sigma_match_evosax_xnes_on_one_population() -> None:
     import jax.numpy as jnp
     from evosax.algorithms import xNES
 
-    jax.config.update("jax_enable_x64", True)
     rng = np.random.default_rng(11)
     ours = prepared(rng)
     mean, sigma, shape = ours.center(), ours.sigma, ours.shape.copy()
@@ -120,3 +121,13 @@ def test_defaults_are_the_papers() -> None:
         params = xNES(population_size=ours.population_size, solution=jnp.zeros(d)).default_params
         assert ours._rates[1] == pytest.approx(float(params.lr_std_init), rel=1e-6)
         assert ours._rates[2] == pytest.approx(float(params.lr_B), rel=1e-6)
+
+
+@pytest.fixture(autouse=True)
+def float64_jax() -> Iterator[None]:
+    """Each test compares with evosax in float64; JAX's global setting is restored after it, so
+    the rest of the suite runs in JAX's default precision."""
+    import jax
+
+    with jax.enable_x64(True):
+        yield
