@@ -156,7 +156,12 @@ def test_a_paused_scheduler_ends_the_generation_like_a_lost_one_and_resumes_iden
         finally:
             os.kill(scheduler.pid, signal.SIGCONT)
         assert train.returncode == 3, output
-        assert "the Dask scheduler at " + cluster.address + " answered nothing for 5 s" in output
+        # The client notices the silence either by its own deadline or as a dropped comm;
+        # both end the generation as a lost scheduler does, naming it.
+        assert (
+            f"the Dask scheduler at {cluster.address} answered nothing for 5 s" in output
+            or f"lost the scheduler at {cluster.address}" in output
+        ), output
         assert "resume: python -m neuro_evolution.train --resume run" in output
         assert elapsed < 5 + PING_SECONDS + EXIT_MARGIN, (elapsed, output)
         assert len(log_rows(tmp_path / "run")) < 40, output  # paused mid-run
