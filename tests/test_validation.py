@@ -18,6 +18,7 @@ from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
 from neuro_evolution.evaluation.validation import reached
 from neuro_evolution.optimizers import OPTIMIZERS
+from neuro_evolution.optimizers.base import Evaluations
 from neuro_evolution.run.directory import load_candidate, read_log
 from neuro_evolution.run.experiment import Experiment
 from neuro_evolution.support.seeds import (
@@ -125,6 +126,7 @@ def test_replay_validation_reproduces_the_logged_score(
 
 # Per registered optimizer: a small config and what its candidate is ("center": the
 # distribution's mean, attribute ``mean``; "hall_of_fame": the best genome evaluated so far;
+# "generation_best": the best genome of the latest generation (a population method's);
 # "best_elite": a QD optimizer's best archive elite, which is also the hall of fame's best).
 # A newly registered optimizer fails the registry check below until it gets a row.
 CANDIDATE_CASES: dict[str, tuple[dict, str]] = {
@@ -137,17 +139,35 @@ CANDIDATE_CASES: dict[str, tuple[dict, str]] = {
     "CR_FM_NES": ({"population_size": 6}, "center"),
     "MA_ES": ({"population_size": 6}, "center"),
     "LM_MA_ES": ({"population_size": 6}, "center"),
-    "GA": ({"population_size": 6, "truncation": 3}, "hall_of_fame"),
-    "DE": ({"population_size": 6}, "hall_of_fame"),
-    "PSO": ({"population_size": 6}, "hall_of_fame"),
+    "GA": ({"population_size": 6, "truncation": 3}, "generation_best"),
+    "DE": ({"population_size": 6}, "generation_best"),
+    "PSO": ({"population_size": 6}, "generation_best"),
     "ARS": ({"population_size": 6, "top_b": 2}, "center"),
     "CEM": ({"population_size": 6, "elite_fraction": 0.5}, "center"),
-    "COSYNE": ({"population_size": 8}, "hall_of_fame"),
+    "COSYNE": ({"population_size": 8}, "generation_best"),
     "MU_ES": ({"mu": 4, "lambda_": 8}, "hall_of_fame"),
     "NSGA2": ({"population_size": 4, "offspring_size": 8}, "hall_of_fame"),
     "MAP_ELITES": ({"batch_size": 6, "descriptors": QD_DESCRIPTORS}, "best_elite"),
     "CMA_ME": ({"emitters": 2, "batch_size": 4, "descriptors": QD_DESCRIPTORS}, "best_elite"),
 }
+
+
+def spy_on_tells(optimizer: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    """A list that receives (asked genomes, told fitness) at each of ``optimizer``'s tells."""
+    told: list[tuple[np.ndarray, np.ndarray]] = []
+    ask, tell = optimizer.ask, optimizer.tell
+    asked: list[np.ndarray] = []
+
+    def spy_ask() -> np.ndarray:
+        asked.append(ask())
+        return asked[-1].copy()
+
+    def spy_tell(evaluations: Evaluations) -> None:
+        told.append((asked[-1], np.asarray(evaluations.fitness, dtype=np.float64).copy()))
+        tell(evaluations)
+
+    optimizer.ask, optimizer.tell = spy_ask, spy_tell
+    return told
 
 
 def test_every_registered_optimizer_says_what_its_candidate_is() -> None:
@@ -157,20 +177,24 @@ def test_every_registered_optimizer_says_what_its_candidate_is() -> None:
 @pytest.mark.parametrize("name", sorted(CANDIDATE_CASES))
 def test_the_candidate_is_the_center_or_the_hall_of_fame_best(name: str) -> None:
     """After each generation the candidate is the optimizer's distribution mean (a genome no
-    sample equals), or for MU_ES, NSGA2 and COSYNE the highest-fitness genome the hall of fame
-    holds."""
+    sample equals), for GA, DE, PSO and COSYNE the best genome of that generation, or for MU_ES
+    and NSGA2 the highest-fitness genome the hall of fame holds."""
     settings, source = CANDIDATE_CASES[name]
     config = parse_config(
         small_config(optimizer={"type": name, **settings}, number_generations=2, validation=None)
     )
     experiment = Experiment(config, handler=SequentialHandler())
+    generation_asked = spy_on_tells(experiment.optimizer)
     try:
         for generation in (1, 2):
             experiment.step()
             candidate = experiment.candidate()
             assert candidate.source == source and candidate.generation == generation
             hall_of_fame = experiment.hall_of_fame
-            if source == "center":
+            if source == "generation_best":
+                asked, fitness = generation_asked[-1]
+                np.testing.assert_array_equal(candidate.genome, asked[int(np.argmax(fitness))])
+            elif source == "center":
                 optimizer: Any = experiment.optimizer
                 np.testing.assert_array_equal(candidate.genome, optimizer.mean)
                 assert not any(np.array_equal(candidate.genome, g) for g in hall_of_fame.genomes)

@@ -23,8 +23,9 @@ Choices where the paper leaves room: l = the size of the top quarter (the worst 
 replaced), and offspring are not permuted (they are evaluated as recombination made them).
 The paper's f(x_ij) is min-max scaled fitness, not rank: ``marking: fitness`` is the default.
 The best genome is never marked (p = 0), so it survives whole into the next generation.
-CoSyNE has no search distribution: :meth:`center` is None and the run stands behind its hall of
-fame's best.
+CoSyNE has no search distribution: :meth:`center` is the best genome of the latest generation
+told, the network the paper tests each generation (the best fitness ever seen would stick to a
+genome that was lucky once on a capped return).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from neuro_evolution.optimizers.base import (
     OptimizerConfig,
     OptimizerState,
 )
+from neuro_evolution.optimizers.population import generation_best
 from neuro_evolution.optimizers.rng import (
     generator_load_state,
     generator_to_state,
@@ -126,6 +128,8 @@ def permute_marked(values: np.ndarray, marked: np.ndarray, keys: np.ndarray) -> 
 class Cosyne(Optimizer):
     """CoSyNE over float64 genomes: the m genomes of the population are what ``ask`` returns."""
 
+    CANDIDATE_SOURCE = "generation_best"
+
     def __init__(self, config: CosyneConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed)
         if genome_size < 1:
@@ -136,6 +140,7 @@ class Cosyne(Optimizer):
         first = self._rng.uniform(low, high, (self.population_size, genome_size))
         self._population = self.within_bounds(first)
         self._asked = False
+        self._generation_best = np.zeros((0, genome_size))
 
     @classmethod
     def state_bytes(cls, config: CosyneConfig, genome_size: int) -> int:
@@ -150,6 +155,10 @@ class Cosyne(Optimizer):
 
     def _asked_count(self) -> int:
         return self.population_size if self._asked else 0
+
+    def center(self) -> np.ndarray | None:
+        """The best genome of the latest generation told (None before the first tell)."""
+        return self._generation_best[0].copy() if len(self._generation_best) else None
 
     def _offspring(self, parents: np.ndarray) -> np.ndarray:
         """l children of the sorted top-quarter ``parents``: one-point crossover of random
@@ -174,6 +183,7 @@ class Cosyne(Optimizer):
         """Sort, breed l offspring into the worst l places, permute the survivors' genes."""
         order = np.argsort(-fitness, kind="stable")
         ranked, ranked_fitness = self._population[order], fitness[order]
+        self._generation_best = ranked[:1].copy()
         l_count = self.config.parents
         survivors = self.population_size - l_count
         children = self._offspring(ranked[:l_count])
@@ -194,6 +204,7 @@ class Cosyne(Optimizer):
             "generation": self.generation,
             "population": self._population.copy(),
             "has_asked": self._asked,
+            "generation_best": self._generation_best.copy(),
             **generator_to_state(self._rng, "generator"),
         }
 
@@ -208,4 +219,5 @@ class Cosyne(Optimizer):
         generator_load_state(self._rng, state, "generator")
         self.generation = int(state_scalar(state, "generation"))
         self._population = population
+        self._generation_best = generation_best(state, self.genome_size)
         self._asked = bool(state_scalar(state, "has_asked"))

@@ -108,7 +108,8 @@ class DifferentialEvolution(PopulationSearch):
     to F = 0.8, CR = 0.9 (here 0.5 and 0.1, the paper's first choices).
 
     A target keeps the fitness of its one evaluation: with noisy episode fitness a lucky
-    target stays. ``center()`` is None (the run stands behind its hall of fame) for that reason.
+    target stays. So ``center()`` is the best trial of the latest generation, freshly evaluated,
+    not the best target.
     """
 
     NAME = NAME
@@ -146,7 +147,7 @@ class DifferentialEvolution(PopulationSearch):
     def _tell(self, fitness: np.ndarray, evaluations: Evaluations) -> None:
         """Generation 1 becomes the population; then each trial replaces its target when it
         scores strictly better."""
-        trials = self.take_pending()
+        trials = self.take_pending(fitness)
         if len(self._fitness) == 0:
             self._population, self._fitness = trials, fitness.copy()
             return

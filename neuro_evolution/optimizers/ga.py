@@ -122,7 +122,7 @@ class GeneticAlgorithm(PopulationSearch):
 
     def _tell(self, fitness: np.ndarray, evaluations: Evaluations) -> None:
         """Truncation selection: the best T of the told generation become the parents."""
-        genomes = self.take_pending()
+        genomes = self.take_pending(fitness)
         order = truncation_order(fitness, self.config.truncation)
         self._parents, self._parent_fitness = genomes[order], fitness[order]
 

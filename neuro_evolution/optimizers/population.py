@@ -5,6 +5,11 @@ A subclass writes :meth:`PopulationSearch._draw` (the candidates of some rows of
 from the method's own generator) and ``_tell``; the base asks all rows, draws the rows a
 ``resample`` bound rejects again through the same :meth:`PopulationSearch._draw`, and keeps the
 repaired genomes (:meth:`Optimizer.within_bounds`): what the method keeps is what was evaluated.
+
+The genome such a run stands behind (:meth:`PopulationSearch.center`) is the best genome of the
+latest generation told, re-chosen every generation, as the double-pole literature tests the best
+network of each generation (Gomez, Schmidhuber & Miikkulainen 2008): the best fitness ever seen
+would stick to a genome that was lucky once on a capped return.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ class PopulationSearch(Optimizer):
 
     NAME: ClassVar[str]
     REDRAWS = True
+    CANDIDATE_SOURCE = "generation_best"
 
     def __init__(self, config: Any, genome_size: int, seed: int, population_size: int):
         super().__init__(config, genome_size, seed)
@@ -61,6 +67,7 @@ class PopulationSearch(Optimizer):
         self.population_size = population_size
         self._rng = owned_generator(seed, GENERATOR_PURPOSE)
         self._pending: np.ndarray | None = None
+        self._generation_best = np.zeros((0, genome_size))
 
     @abstractmethod
     def _draw(self, rows: np.ndarray) -> np.ndarray:
@@ -95,11 +102,17 @@ class PopulationSearch(Optimizer):
     def _asked_count(self) -> int:
         return 0 if self._pending is None else len(self._pending)
 
-    def take_pending(self) -> np.ndarray:
-        """The asked genomes, ending the pending ask (for ``_tell``)."""
+    def take_pending(self, fitness: np.ndarray) -> np.ndarray:
+        """The asked genomes, ending the pending ask (for ``_tell``); the first of the highest
+        ``fitness`` becomes :meth:`center`."""
         assert self._pending is not None
         pending, self._pending = self._pending, None
+        self._generation_best = pending[int(np.argmax(fitness))][None].copy()
         return pending
+
+    def center(self) -> np.ndarray | None:
+        """The best genome of the latest generation told (None before the first tell)."""
+        return self._generation_best[0].copy() if len(self._generation_best) else None
 
     def state(self) -> OptimizerState:
         """The pending ask, the generator and the method's state."""
@@ -113,6 +126,7 @@ class PopulationSearch(Optimizer):
                 else np.zeros((0, self.genome_size))
             ),
             **generator_to_state(self._rng, "generator"),
+            "generation_best": self._generation_best.copy(),
             **self._extra_state(),
         }
 
@@ -126,6 +140,7 @@ class PopulationSearch(Optimizer):
         rows = self.population_size if has_asked else 0
         pending = state_array(state, "asked_genomes", np.float64, (rows, self.genome_size))
         generator_load_state(self._rng, state, "generator")
+        self._generation_best = generation_best(state, self.genome_size)
         self._load_extra_state(state)
         self.generation = int(state_scalar(state, "generation"))
         self._pending = pending if has_asked else None
@@ -139,3 +154,14 @@ class PopulationSearch(Optimizer):
                 f" is {self.population_size}"
             )
         return value
+
+
+def generation_best(state: Mapping[str, Any], genome_size: int) -> np.ndarray:
+    """The (0 or 1, G) ``generation_best`` of ``state`` (none in a state saved before the
+    candidate was kept: the run then stands behind its hall of fame until the next tell)."""
+    if "generation_best" not in state:
+        return np.zeros((0, genome_size))
+    value = state_array(state, "generation_best", np.float64, (None, genome_size))
+    if len(value) > 1:
+        raise ValueError(f"optimizer state 'generation_best' has {len(value)} rows, not 0 or 1")
+    return value

@@ -81,7 +81,8 @@ class ParticleSwarm(PopulationSearch):
     r2 per particle (shared by all genes), replaces a personal best on ties and has no Vmax.
 
     The bests keep the fitness of one evaluation each (a lucky draw under noisy episode
-    fitness), so ``center()`` is None: the run stands behind its hall of fame.
+    fitness), so ``center()`` is the best position of the latest generation, freshly evaluated,
+    not the swarm's best.
     """
 
     NAME = NAME
@@ -115,7 +116,7 @@ class ParticleSwarm(PopulationSearch):
 
     def _tell(self, fitness: np.ndarray, evaluations: Evaluations) -> None:
         """The particles move to the told positions; strictly better ones become their bests."""
-        positions = self.take_pending()
+        positions = self.take_pending(fitness)
         self._positions, self._velocity = positions, self._pending_velocity.copy()
         if len(self._best_fitness) == 0:
             self._best, self._best_fitness = positions.copy(), fitness.copy()
