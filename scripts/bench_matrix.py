@@ -7,7 +7,8 @@ Cells (one optimizer on one task, seeds 1-3 by default):
   of the optimum, within 5,000 d evaluations. These run in this process (an ask/tell loop, no
   episodes); the genes 0 and 1 are a measured optimizer's descriptors.
 - CartPole-v1: training env steps until held-out validation reaches 475.
-- LunarLanderContinuous-v3: training env steps until held-out validation reaches 200.
+- LunarLanderContinuous-v3: training env steps until held-out validation (10 episodes, after
+  every generation) reaches 200.
 - the double pole without velocities: evaluations until held-out validation (625 episodes, the
   generalization test) reaches 0.32.
 - POPGym RepeatFirstEasy: the held-out validation mean at 1M training env steps.
@@ -115,6 +116,7 @@ class EpisodeTask:
     spread: float
     generations: int
     handler: str | None = None  # None: the --handler of this script
+    validate_every: int | None = None  # None: the shipped config's validation.every_generations
     family: str = "episodes"
 
     @property
@@ -130,7 +132,15 @@ TASKS: list[BbobTask | EpisodeTask] = [
     ),
     EpisodeTask("cartpole", "cartpole.json", "steps", 475, 2_000_000, 20, 1.0, 400),
     EpisodeTask(
-        "lunarlander", "lunarlander_continuous.json", "steps", 200, 10_000_000, 200, 0.3, 600
+        "lunarlander",
+        "lunarlander_continuous.json",
+        "steps",
+        200,
+        10_000_000,
+        200,
+        0.3,
+        600,
+        validate_every=1,
     ),
     EpisodeTask(
         "double_pole", "double_pole_nonmarkov.json", "evaluations", 0.32, 40_000, 16, 0.3, 2500
@@ -228,6 +238,8 @@ def cell_config(name: str, task: EpisodeTask, genes: int) -> dict[str, Any]:
     data["number_generations"] = task.generations
     if task.target is not None:
         data["validation"] = {**data.get("validation", {}), "target": task.target}
+    if task.validate_every is not None:
+        data["validation"] = {**data["validation"], "every_generations": task.validate_every}
     return data
 
 
