@@ -85,3 +85,15 @@ def test_each_optimizer_gets_the_tasks_population_and_one_spread_field(matrix) -
     assert pgpe["population_size"] == task.population
     assert pgpe["stdev_init"] == task.spread and "radius_init" not in pgpe  # PGPE takes one
     assert matrix.section("CMA_ES", task, 100)["sigma"] == task.spread
+
+
+def test_a_cell_config_sets_the_tasks_target_generations_and_validation_period(matrix) -> None:
+    """A cell is the shipped config with the task's target, generations and, where the task
+    names one, its validation period (LunarLander: every generation)."""
+    tasks = {task.name: task for task in matrix.TASKS}
+    lunar = matrix.cell_config("SNES", tasks["lunarlander"], 18)
+    assert lunar["validation"]["every_generations"] == 1
+    assert lunar["validation"]["target"] == 200 and lunar["number_generations"] == 600
+    cartpole = matrix.cell_config("SNES", tasks["cartpole"], 10)
+    shipped = matrix.json.loads((ROOT / "configs/cartpole.json").read_text())["validation"]
+    assert cartpole["validation"]["every_generations"] == shipped["every_generations"]
