@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from neuro_evolution.cli import (
@@ -159,8 +160,9 @@ def start_pool(setup: PbtSetup, parallel: int, made: list[Path]) -> RunPool:
     return pool
 
 
-def report(setup: PbtSetup, state: PbtState, folder: Path, loop: PbtLoop) -> list[str]:
+def report(loop: PbtLoop) -> list[str]:
     """The end-of-PBT lines."""
+    setup, state, folder = loop.setup, loop.state, loop.folder
     scores = state.history[-1]["scores"]
     best = max(scores, key=lambda name: (score_key(scores[name]), -list(scores).index(name)))
     copies = sum(len(entry["copies"]) for entry in state.lineage.values())
@@ -176,47 +178,52 @@ def report(setup: PbtSetup, state: PbtState, folder: Path, loop: PbtLoop) -> lis
     ]
 
 
+def run_pbt(
+    args: argparse.Namespace, should_stop: Callable[[], bool], say: Callable[[str], None]
+) -> PbtLoop:
+    """Check the command's setup, make (or continue) its folder, start the pool and run until
+    the end or ``should_stop``; the loop, whose ``finished`` says which."""
+    setup = setup_from_arguments(args)
+    folder = args.out or Path("pbt") / args.config.stem
+    state = existing_state(folder, setup) or initial_state(setup)
+    section = setup.section
+    if not args.quiet:
+        keys = ", ".join(setting.key for setting in setup.space)
+        say(
+            f"pbt: {section.runs} runs x {setup.intervals} intervals of {section.interval} "
+            f"generations, exploring {keys}"
+        )
+    made = [path for path in (folder, *folder.parents) if not path.exists()]
+    make_writable_directory(
+        folder,
+        "--out" if args.out else "pbt/ (the default PBT folder, under the working directory)",
+        "pass --out with a folder you can write in",
+    )
+    parallel = args.parallel_runs or section.runs
+    pool = start_pool(setup, parallel, made)
+    try:
+        state.write(folder)
+        if not args.quiet:
+            say(f"pbt: {section.runs} runs in {folder}; {pool.describe()}")
+        if args.parallel_runs is None:
+            parallel = min(parallel, max(2, 4 * pool.slots))
+        progress = None if args.quiet else (lambda total: Progress(total, show=True))
+        loop = PbtLoop(setup, folder, state, pool, parallel, should_stop, say, progress)
+        loop.run()
+    finally:
+        pool.close()
+    return loop
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     args = build_parser().parse_args(argv)
     request = StopRequest(PROGRAM)
 
     def pbt() -> int:
-        setup = setup_from_arguments(args)
-        folder = args.out or Path("pbt") / args.config.stem
-        state = existing_state(folder, setup) or initial_state(setup)
-        section = setup.section
-        if not args.quiet:
-            keys = ", ".join(setting.key for setting in setup.space)
-            print(
-                f"pbt: {section.runs} runs x {setup.intervals} intervals of {section.interval} "
-                f"generations, exploring {keys}",
-                flush=True,
-            )
-        made = [path for path in (folder, *folder.parents) if not path.exists()]
-        make_writable_directory(
-            folder,
-            "--out" if args.out else "pbt/ (the default PBT folder, under the working directory)",
-            "pass --out with a folder you can write in",
-        )
-        parallel = args.parallel_runs or section.runs
-        pool = start_pool(setup, parallel, made)
         try:
-            state.write(folder)
-            if not args.quiet:
-                print(f"pbt: {section.runs} runs in {folder}; {pool.describe()}", flush=True)
-            loop = PbtLoop(
-                setup,
-                folder,
-                state,
-                pool,
-                min(parallel, max(2, 4 * pool.slots)) if args.parallel_runs is None else parallel,
-                request.requested,
-                lambda line: print(line, flush=True),
-                None if args.quiet else lambda total: Progress(total, show=True),
-            )
             with stop_signals(request), request.graceful(), one_line_warnings(PROGRAM):
-                finished = loop.run()
+                loop = run_pbt(args, request.requested, lambda line: print(line, flush=True))
         except USER_ERRORS + (KeyboardInterrupt,):
             raise
         except Exception as error:  # a generation failed: every run keeps its checkpoint
@@ -228,15 +235,13 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
             return EXIT_FAILED
-        finally:
-            pool.close()
-        if not finished:
+        if not loop.finished:
             print(
-                f"stopped after {plural(state.intervals_done, 'interval')}; run the same command "
-                "again to continue"
+                f"stopped after {plural(loop.state.intervals_done, 'interval')}; run the same "
+                "command again to continue"
             )
             return request.exit_code()
-        for line in report(setup, state, folder, loop):
+        for line in report(loop):
             print(line)
         return 0
 

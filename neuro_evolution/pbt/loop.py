@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ from neuro_evolution.sweep.grid import RunPlan
 from neuro_evolution.sweep.scheduler import Sweep, SweepSummary
 
 PLOT_FILE = "pbt.png"
+PLOT_SECONDS = 30.0  # pbt.png is redrawn at an interval's end at most this often, and at the end
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,6 +127,8 @@ class PbtLoop:
         self.progress = progress
         self.busy_seconds = 0.0
         self.wall_time = 0.0
+        self.finished = False
+        self._plotted = (time.monotonic(), 0)  # (when, intervals drawn)
 
     @property
     def end(self) -> int:
@@ -132,7 +136,22 @@ class PbtLoop:
         return (self.state.intervals_done + 1) * self.setup.section.interval
 
     def run(self) -> bool:
-        """Train to the end (True) or until a stop is requested (False, state saved)."""
+        """Train to the end (True) or until a stop is requested (False, state saved); the
+        answer is also :attr:`finished`."""
+        self.finished = self.advance()
+        self.plot(due=True)
+        return self.finished
+
+    def plot(self, due: bool = False) -> None:
+        """Draw ``pbt.png`` when intervals ended since the last drawing, and ``due`` or
+        :data:`PLOT_SECONDS` passed since then."""
+        when, drawn = self._plotted
+        history = self.state.history
+        if len(history) > drawn and (due or time.monotonic() - when >= PLOT_SECONDS):
+            plot_pbt(self.folder / PLOT_FILE, history, self.state.lineage, self.setup.space)
+            self._plotted = (time.monotonic(), len(history))
+
+    def advance(self) -> bool:
         while self.state.intervals_done < self.setup.intervals:
             if self.should_stop():
                 return False
@@ -198,7 +217,7 @@ class PbtLoop:
         else:
             state.intervals_done += 1
         state.write(self.folder)
-        plot_pbt(self.folder / PLOT_FILE, state.history, state.lineage, self.setup.space)
+        self.plot()
 
     def decide(
         self, scores: dict[str, float | None], rng: np.random.Generator, end: int
