@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from helpers import small_config, without_time
+from helpers import pbt_config_data, small_config, without_time, write_json
 
 from neuro_evolution.config.tree import config_to_dict, parse_config
+from neuro_evolution.pbt import cli as pbt_cli
 from neuro_evolution.pbt.space import ExploredSetting, with_values
 from neuro_evolution.pbt.transfer import copy_run, seeded_entries
 from neuro_evolution.run.directory import read_log
@@ -90,3 +91,27 @@ def test_a_copy_with_a_changed_sigma_holds_the_donors_state_but_the_sigma(tmp_pa
         for entry in entries:
             assert np.all(a[entry] == 0.25), (name, entry)
         assert len(extended(recipient, 4)) == 4
+
+
+def test_in_a_pbt_a_copy_that_explores_nothing_logs_what_its_donor_logs(tmp_path, capsys):
+    """2 runs x 2 intervals, quantile 0.5, perturb factor 1 and one population size: the run
+    that copies at generation 2 takes the donor's checkpoint, config and seed, so its whole log
+    (wall time aside) equals the donor's, rows after the copy included."""
+    data = pbt_config_data(
+        number_generations=4,
+        pbt_runs=2,
+        pbt_quantile=0.5,
+        pbt_perturb_factors=[1.0],
+        pbt_explore={
+            "optimizer.max_speed": {"range": [0.1, 1.0]},
+            "optimizer.population_size": {"values": [8]},
+        },
+    )
+    config = write_json(tmp_path / "pbt.json", data)
+    out = tmp_path / "out"
+    assert pbt_cli.main([str(config), "--out", str(out), "--handler", "sequential", "--quiet"]) == 0
+    lineage = json.loads((out / "lineage.json").read_text())
+    (copier,) = [name for name, run in lineage.items() if run["copies"]]
+    donor = lineage[copier]["copies"][0]["copied"]
+    logs = {name: without_time(read_log(out / "runs" / name / "log.csv")) for name in lineage}
+    assert len(logs[donor]) == 4 and logs[copier] == logs[donor]
