@@ -72,6 +72,15 @@ SIGMA_RANGE = {"range": [0.1, 1.0]}
             [],
             "pbt.explore.optimizer.center_update: changes which entries the optimizer state holds",
         ),
+        (
+            {
+                "optimizer": {"type": "MU_ES", "mu": 4, "lambda_": 8},
+                "pbt_explore": {"optimizer.mu": {"values": [4, 6]}},
+            },
+            [],
+            "pbt.explore.optimizer.mu: changes the shape of a running optimizer's state "
+            "'parent_genomes'",
+        ),
     ],
 )
 def test_a_bad_pbt_input_is_one_line_exit_2_and_no_folder(
@@ -79,7 +88,8 @@ def test_a_bad_pbt_input_is_one_line_exit_2_and_no_folder(
 ) -> None:
     """Unknown field, empty list, bad range, a value the config refuses, a range on an integer,
     a shared setting, interval against validation and run length, runs < 2, quantile outside
-    (0, 0.5], a setting that changes the template or the state's entries: each one line."""
+    (0, 0.5], a setting that changes the template, the state's entries or a running state's shapes:
+    each one line."""
     config = write_json(tmp_path / "pbt.json", pbt_config_data(**changes))
     out = tmp_path / "out"
     with contextlib.suppress(SystemExit):

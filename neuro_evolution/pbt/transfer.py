@@ -10,9 +10,10 @@ values into those entries, and only those.
 
 Which entries a setting sets is found at start-up: the run's parts are built with each value the
 setting can take and their states compared. A setting is refused when it changes the brain's
-template, the entries or shapes of a state (e.g. a population size that sizes the optimizer's
-population arrays), or sets an entry to values that are not one constant (drawn values or a
-generator state, which a copied run would lose).
+template, the entries or shapes of a state (also after 2 made-up generations: MU_ES's ``mu``
+sizes the parents it keeps), sets an entry to values that are not one constant (drawn values or
+a generator state, which a copied run would lose), or when one value's optimizer cannot continue
+another's running state.
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.config.tree import ExperimentConfig, config_to_dict, parse_config
+from neuro_evolution.core.hall_of_fame import HallOfFame
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+from neuro_evolution.optimizers.base import Evaluations, Optimizer
+from neuro_evolution.optimizers.factory import make_optimizer
 from neuro_evolution.pbt.space import ExploredSetting, spec_error, with_values
 from neuro_evolution.run.checkpoint import (
     CHECKPOINT_DIR,
@@ -37,11 +41,12 @@ from neuro_evolution.run.checkpoint import (
     experiment_parts,
 )
 from neuro_evolution.run.directory import CONFIG_FILE
-from neuro_evolution.run.experiment import Experiment
+from neuro_evolution.run.experiment import Experiment, build_template
 from neuro_evolution.run.lock import LOCK_FILE, RunLock
 from neuro_evolution.run.resume import load_latest_checkpoint, template_states_equal
 from neuro_evolution.run.status import STATUS_FILE, read_status, status_data
 from neuro_evolution.support.atomic import atomic_write_bytes, atomic_write_json
+from neuro_evolution.support.seeds import optimizer_seed
 
 # part -> the state entries an explored setting sets at the start
 SeededEntries = dict[str, tuple[str, ...]]
@@ -56,10 +61,85 @@ def fresh_parts(config: ExperimentConfig) -> dict[str, dict[str, Any]]:
         experiment.close()
 
 
+def template_genome_size(config: ExperimentConfig) -> int:
+    return build_template(config).genome_size
+
+
+def told(optimizer: Optimizer, generations: int = 2) -> Optimizer:
+    """``optimizer`` after ``generations`` asks, each told a made-up fitness (its rank)."""
+    for _ in range(generations):
+        genomes = optimizer.ask()
+        fitness = np.arange(len(genomes), dtype=np.float64)
+        hall_of_fame = HallOfFame(3, optimizer.genome_size)
+        hall_of_fame.update(genomes, fitness, optimizer.generation, None)
+        seeds = np.zeros(len(genomes), dtype=np.int64)
+        optimizer.tell(Evaluations(fitness, hall_of_fame, None, seeds, optimizer.generation))
+    return optimizer
+
+
+def running_optimizer(config: ExperimentConfig, genome_size: int) -> Optimizer | None:
+    """An optimizer of ``config`` that has run 2 made-up generations; None when it cannot run
+    them without real evaluations (e.g. it needs per-episode measures)."""
+    optimizer = make_optimizer(config.optimizer, genome_size, optimizer_seed(config.random_seed))
+    try:
+        return told(optimizer)
+    except Exception:
+        return None
+
+
+def check_running_states(
+    key: str, configs: list[ExperimentConfig], genome_size: int, seeded: tuple[str, ...]
+) -> None:
+    """A copied run's optimizer must continue the donor's *running* state: the states after a
+    few generations have the same entries and shapes for every value of setting ``key``, and
+    each value's optimizer continues the first value's state (its ``seeded`` entries set)."""
+    running = [running_optimizer(config, genome_size) for config in configs]
+    if running[0] is None or any(optimizer is None for optimizer in running):
+        return
+    donor = running[0].state()
+    for config, optimizer in zip(configs[1:], running[1:]):
+        assert optimizer is not None
+        check_shapes(key, donor, optimizer.state())
+        state = dict(donor)
+        fresh = make_optimizer(config.optimizer, genome_size, optimizer_seed(config.random_seed))
+        state.update({entry: fresh.state()[entry] for entry in seeded})
+        try:
+            fresh.load_state(state)
+            told(fresh, 1)
+        except Exception as error:
+            raise spec_error(
+                key,
+                f"a run with {key} changed cannot continue the donor's optimizer state "
+                f"({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}); "
+                "explore another setting",
+            ) from None
+
+
 def constant(value: Any) -> bool:
     """Whether ``value`` is a scalar or an array holding one value throughout."""
     array = np.asarray(value)
     return array.size <= 1 or bool(np.all(array == array.flat[0]))
+
+
+def check_shapes(key: str, donor: Mapping[str, Any], other: Mapping[str, Any]) -> None:
+    """Refuse setting ``key`` when the optimizer states of two of its values, after running,
+    differ in their entries or in an entry's shape."""
+    if donor.keys() != other.keys():
+        changed = sorted(donor.keys() ^ other.keys())[0]
+        raise spec_error(
+            key,
+            f"changes which entries a running optimizer's state holds ({changed!r}), so a copied "
+            "run cannot keep the donor's state; explore another setting",
+        )
+    for entry in donor:
+        a, b = np.asarray(donor[entry]), np.asarray(other[entry])
+        if a.shape != b.shape:
+            raise spec_error(
+                key,
+                f"changes the shape of a running optimizer's state {entry!r} ({a.shape} vs "
+                f"{b.shape}), so a copied run cannot keep the donor's state; explore another "
+                "setting",
+            )
 
 
 def part_entries(
@@ -97,10 +177,8 @@ def part_entries(
 
 def seeded_entries(setting: ExploredSetting, data: dict[str, Any]) -> SeededEntries:
     """The state entries ``setting`` sets at the start, over every value it can take."""
-    candidates = setting.candidates()
-    parts = [
-        fresh_parts(parse_config(with_values(data, {setting.key: value}))) for value in candidates
-    ]
+    configs = [parse_config(with_values(data, {setting.key: v})) for v in setting.candidates()]
+    parts = [fresh_parts(config) for config in configs]
     found: dict[str, set[str]] = {}
     base = parts[0]
     for other in parts[1:]:
@@ -117,7 +195,11 @@ def seeded_entries(setting: ExploredSetting, data: dict[str, Any]) -> SeededEntr
                 found.setdefault(part, set()).update(
                     part_entries(setting.key, part, base[part], other[part])
                 )
-    return {part: tuple(sorted(entries)) for part, entries in found.items() if entries}
+    seeded = {part: tuple(sorted(entries)) for part, entries in found.items() if entries}
+    check_running_states(
+        setting.key, configs, template_genome_size(configs[0]), seeded.get("optimizer", ())
+    )
+    return seeded
 
 
 def merge_entries(all_entries: list[SeededEntries]) -> SeededEntries:
