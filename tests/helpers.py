@@ -665,3 +665,54 @@ def nsga2_config(**changes: Any) -> dict[str, Any]:
     )
     config.update(copy.deepcopy(changes))
     return config
+
+
+# --- population-based training ----------------------------------------------------------------
+def pbt_config_data(**changes: Any) -> dict[str, Any]:
+    """A tiny PBT on CartPole: PGPE (population 8), 4 runs x 3 intervals of 2 generations,
+    validation every 2, exploring the center's step size (a range) and the population size."""
+    data = small_config(
+        number_generations=6,
+        optimizer={"type": "PGPE", "population_size": 8, "radius_init": 3.0},
+        episode_runner={"number_fitness_runs": 1, "max_steps_per_run": 60},
+        validation={"every_generations": 2, "episodes": 2},
+        checkpoint={"every_generations": 2},
+    )
+    data["pbt"] = {
+        "runs": 4,
+        "interval": 2,
+        "explore": {
+            "optimizer.max_speed": {"range": [0.05, 1.0], "log": True},
+            "optimizer.population_size": {"values": [6, 8, 10]},
+        },
+    }
+    for key, value in changes.items():
+        if key.startswith("pbt_"):
+            data["pbt"][key[4:]] = value
+        else:
+            data[key] = value
+    return data
+
+
+def write_json(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(data))
+    return path
+
+
+def pbt_run_files(folder: Path) -> dict[str, Any]:
+    """What two equal PBTs hold alike: lineage.json's bytes, and per run its log (wall time
+    aside), config and latest checkpoint's optimizer arrays."""
+    files: dict[str, Any] = {"lineage": (folder / "lineage.json").read_bytes()}
+    for run_dir in sorted((folder / "runs").iterdir()):
+        status = json.loads((run_dir / "training_status.json").read_text())
+        checkpoint = load_npz(run_dir / status["latest_checkpoint"])
+        config = json.loads((run_dir / "config.json").read_text())
+        config.pop("evaluation")
+        files[run_dir.name] = {
+            "log": without_time(read_log(run_dir / "log.csv")),
+            "config": config,
+            "optimizer": {
+                key: value.tobytes() for key, value in checkpoint.items() if "optimizer/" in key
+            },
+        }
+    return files

@@ -33,6 +33,7 @@ LAYERS: list[set[str]] = [
     {"cli"},
     {"train", "replay"},
     {"sweep", "compare", "export"},
+    {"pbt"},
 ]
 SPLIT_PACKAGES: set[str] = set()  # packages whose modules would be groups of their own: none
 
@@ -255,6 +256,8 @@ GROUP_PURPOSES: dict[str, str] = {
     "train": "`python -m neuro_evolution.train`",
     "replay": "`python -m neuro_evolution.replay`",
     "sweep": "many runs (seeds x settings) on one shared pool or cluster",
+    "pbt": "population-based training: runs that copy the best runs' exact checkpoints and "
+    "explore their settings",
     "compare": "`python -m neuro_evolution.compare`: a sweep's picture and table",
     "export": "`python -m neuro_evolution.export`: a genome's whole policy as ONNX or a "
     "numpy-only file, and validation replayed through it",

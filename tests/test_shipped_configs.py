@@ -1,4 +1,5 @@
-"""Every shipped config loads and runs one tiny generation (Box2D and MuJoCo extras included)."""
+"""Every shipped config loads and runs one tiny generation (Box2D and MuJoCo extras included);
+a PBT config's experiment likewise, its pbt section validated."""
 
 from __future__ import annotations
 
@@ -9,11 +10,19 @@ from pathlib import Path
 import pytest
 from helpers import environment_extras, installed, require
 
-from neuro_evolution.config.tree import load_config
+from neuro_evolution.config.tree import ExperimentConfig, load_config
+from neuro_evolution.pbt.section import SECTION, load_pbt_config
 from neuro_evolution.run.experiment import Experiment
 
 CONFIGS = sorted((Path(__file__).resolve().parent.parent / "configs").glob("*.json"))
 HAS_JAX = installed("jax")
+
+
+def experiment_config(path: Path) -> ExperimentConfig:
+    """The experiment a shipped config trains (a PBT config: its pbt section checked too)."""
+    if SECTION in json.loads(path.read_text()):
+        return load_pbt_config(path)[0]
+    return load_config(path)
 
 
 def needs_jax(path: Path) -> bool:
@@ -38,7 +47,7 @@ def test_the_shipped_configs_cover_the_promised_environments():
     with a conv front end feeding a CTRNN."""
     require("box2d")
     require("mujoco")
-    configs = [load_config(path) for path in CONFIGS if loadable(path)]
+    configs = [experiment_config(path) for path in CONFIGS if loadable(path)]
     env_ids = {config.environment.id for config in configs}
     assert {"CartPole-v1", "LunarLander-v3", "BipedalWalker-v3", "HalfCheetah-v5"} <= env_ids
     assert "FFNN" in {config.brain.type_name() for config in configs}
@@ -60,7 +69,7 @@ def test_shipped_config_runs_one_tiny_generation(path, tmp_path):
     """The config as shipped, cut to one generation of short episodes, trains and writes results."""
     for extra in extras_needed(path):
         require(extra)
-    config = load_config(path)
+    config = experiment_config(path)
     runner = dataclasses.replace(config.episode_runner, number_fitness_runs=1, max_steps_per_run=20)
     evaluation = dataclasses.replace(config.evaluation, handler="sequential")
     config = dataclasses.replace(

@@ -79,6 +79,7 @@ class Sweep:
         parallel_runs: int,
         should_stop: Callable[[], bool] | None = None,
         on_progress: Callable[[Sweep], None] | None = None,
+        train_past_target: bool = False,
     ) -> None:
         self.plans = plans
         self.directory = Path(directory)
@@ -86,6 +87,8 @@ class Sweep:
         self.parallel_runs = max(1, parallel_runs)
         self.should_stop = should_stop or (lambda: False)
         self.on_progress = on_progress or (lambda sweep: None)
+        # True: a run that reached validation.target trains on to number_generations (PBT)
+        self.train_past_target = train_past_target
         self.summary = SweepSummary(slots=pool.slots)
         self.open: dict[int, OpenRun] = {}  # ticket of its request in flight -> run
         self.closing: list[tuple[OpenRun, list[str]]] = []  # ended, not yet closed
@@ -115,6 +118,7 @@ class Sweep:
                 handler=handler,
                 should_stop=self.should_stop,
             )
+            experiment.train_past_target = self.train_past_target
             if experiment.done:
                 experiment.close()
                 self.note_end(plan, experiment, self.summary.skipped)
@@ -122,6 +126,7 @@ class Sweep:
             experiment.start()
         else:
             experiment = Experiment(plan.config, handler=handler)
+            experiment.train_past_target = self.train_past_target
             try:
                 experiment.start()
                 # overwrite: an earlier session stopped it before its first checkpoint
