@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from helpers import pbt_config_data, write_json
 
+from neuro_evolution import train
 from neuro_evolution.pbt import cli as pbt_cli
 
 SIGMA_RANGE = {"range": [0.1, 1.0]}
@@ -107,3 +108,14 @@ def test_a_config_without_a_pbt_section_is_refused_naming_it(tmp_path: Path, cap
     config = write_json(tmp_path / "plain.json", data)
     assert pbt_cli.main([str(config), "--out", str(tmp_path / "out")]) == 2
     assert "pbt: " in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_train_refuses_a_pbt_config_naming_the_pbt_command(tmp_path: Path, capsys: Any) -> None:
+    """train runs one experiment: a config with a pbt section gets one line pointing to the
+    pbt command, exit 2, no run directory."""
+    config = write_json(tmp_path / "pbt.json", pbt_config_data())
+    out = tmp_path / "run"
+    assert train.main([str(config), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "python -m neuro_evolution.pbt CONFIG" in err, err
+    assert not out.exists()

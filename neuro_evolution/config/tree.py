@@ -81,6 +81,12 @@ class ExperimentConfig(ConfigBase):
 
 def parse_config(data: Any) -> ExperimentConfig:
     """Validate a JSON-like dict into an :class:`ExperimentConfig`."""
+    if isinstance(data, dict) and "pbt" in data:
+        raise ConfigError(
+            "pbt",
+            "a population-based training section: run this config with python -m "
+            "neuro_evolution.pbt CONFIG (train and sweep read configs without one)",
+        )
     if isinstance(data, dict):
         for index, module in enumerate(data.get("imports", ()) or ()):
             import_module(str(module), f"imports[{index}]")
