@@ -11,6 +11,7 @@ import pytest
 from helpers import ACTION_SPACE, CTRNN_CASES, OBSERVATION_SPACE, random_ctrnn_cases, require
 
 require("jax")
+import examples.elman_brain  # noqa: E402, F401  (registers the guide's Elman type)
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
@@ -37,6 +38,7 @@ CASES = (
     [("CTRNN", {"number_neurons": 6, **c}) for c in CTRNN_CASES + random_ctrnn_cases(12, 2024)]
     + [("LSTM", c) for c in LSTM_CASES]
     + [("FFNN", c) for c in FFNN_CASES]
+    + [("Elman", {"hidden_size": 5})]  # a user's type: the guide's example, its own JAX form
 )
 
 
