@@ -235,8 +235,8 @@ def test_a_brain_that_cannot_export_is_refused(
     run_dir = train_run(tmp_path, "elman", elman)
     error = refusal([str(run_dir), "--format", "numpy", "--out", str(out / "p.py")], capsys, out)
     assert error == (
-        "brain.type: brain type 'NumpyOnlyElman' has no export step; write "
-        "NumpyOnlyTemplate.export_step() (see docs/export.md) to export it"
+        "neuro_evolution.export: error: brain.type: brain type 'NumpyOnlyElman' has no export "
+        "step; write NumpyOnlyTemplate.export_step() (see docs/export.md) to export it"
     )
 
 
