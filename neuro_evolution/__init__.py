@@ -35,6 +35,7 @@ _EXPORTS = {
     "BatchBrain": "neuro_evolution.brains.base",
     "BrainConfig": "neuro_evolution.brains.base",
     "BrainTemplate": "neuro_evolution.brains.base",
+    "JaxBrain": "neuro_evolution.brains.base",
     "register_brain": "neuro_evolution.brains.base",
     "register_optimizer": "neuro_evolution.optimizers.base",
     "register_handler": "neuro_evolution.evaluation.handlers.base",
@@ -54,6 +55,7 @@ __all__ = [
     "ConfigError",
     "Experiment",
     "ExperimentConfig",
+    "JaxBrain",
     "UserError",
     "__version__",
     "config_class",
@@ -72,6 +74,7 @@ if TYPE_CHECKING:  # the same names for type checkers (``X as X``: an explicit r
     from neuro_evolution.brains.base import Brain as Brain
     from neuro_evolution.brains.base import BrainConfig as BrainConfig
     from neuro_evolution.brains.base import BrainTemplate as BrainTemplate
+    from neuro_evolution.brains.base import JaxBrain as JaxBrain
     from neuro_evolution.brains.base import register_brain as register_brain
     from neuro_evolution.config.tree import ExperimentConfig as ExperimentConfig
     from neuro_evolution.config.tree import load_config as load_config

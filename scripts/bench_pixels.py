@@ -231,7 +231,7 @@ def brain_share(
     observations, whole, brain_time = recorded_observations(template, spec, genomes[0])
     count = len(genomes)
     batch = np.stack([observations[i % len(observations)] for i in range(count)])
-    batched = template.build_batch(genomes)
+    batched = template.batch_brain(genomes)
     batched.reset([np.random.default_rng(i) for i in range(count)])
     start = time.process_time()
     for _ in range(repeats):
@@ -254,11 +254,10 @@ def jax_rate(template: BrainTemplate, genomes: np.ndarray, batch: np.ndarray, re
         import jax.numpy as jnp
 
         from neuro_evolution.brains.jax_brains import encode_inputs
-        from neuro_evolution.brains.jax_lookup import jax_brain
     except ImportError:
         print("    jax: not installed, not measured")
         return
-    brain = jax_brain(template)
+    brain = template.jax_brain()
     params = brain.params(genomes, jnp.float32)
     state = brain.initial_state(params)
     inputs = encode_inputs(template.io, jnp.asarray(batch), jnp.float32)
@@ -387,7 +386,6 @@ def jax_brain_alone(template: BrainTemplate, spec: RunnerSpec, genomes: np.ndarr
     import jax.numpy as jnp
 
     from neuro_evolution.brains.jax_brains import encode_inputs
-    from neuro_evolution.brains.jax_lookup import jax_brain
 
     count, frames, steps = len(genomes), 16, 64
     env = spec.environment.make_jax_env()
@@ -398,7 +396,7 @@ def jax_brain_alone(template: BrainTemplate, spec: RunnerSpec, genomes: np.ndarr
     for action in actions:  # a lane whose game ended keeps its last frames: inputs all the same
         recorded.append(observation)
         observation, state, _, _ = jax.vmap(env.step)(state, jnp.asarray(action, jnp.int32))
-    brain = jax_brain(template)
+    brain = template.jax_brain()
     params = brain.params(genomes, jnp.float32)
     inputs = jnp.stack([encode_inputs(template.io, o, jnp.float32) for o in recorded])
 

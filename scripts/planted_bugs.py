@@ -59,8 +59,8 @@ MUTATIONS: tuple[Mutation, ...] = (
       "brains/composed.py", "part.fill(own, genome[piece].copy())", "part.fill(own, genome[piece])",
       "test_rules_composed_fill.py", "test_composed.py"),
     m("composed-batch-view", "copy-then-fill for batch brains",
-      "brains/composed.py", "part.build_batch(genomes[:, piece].copy())",
-      "part.build_batch(genomes[:, piece])", "test_rules_composed_fill.py", "test_composed.py"),
+      "brains/composed.py", "part.batch_brain(genomes[:, piece].copy())",
+      "part.batch_brain(genomes[:, piece])", "test_rules_composed_fill.py", "test_composed.py"),
     # --- double pole -------------------------------------------------------------------------
     m("double-pole-generalization-counts-steps", "solved = balanced 1000 steps (Gruau et al.)",
       "envs/double_pole_task.py", "return 1.0 if balanced == GENERALIZATION_STEPS else 0.0",

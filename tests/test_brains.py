@@ -154,7 +154,7 @@ def test_batch_brain_equals_single_brains(brain_type: str) -> None:
     template = template_for(brain_type)
     genomes = genomes_for(template, count)
     inputs = observations(count, steps)
-    batch = template.build_batch(genomes)
+    batch = template.batch_brain(genomes)
     batch.reset([np.random.default_rng(10 + i) for i in range(count)])
     actions = np.array([batch.step(inputs[t]) for t in range(steps)])
     for i in range(count):
@@ -178,7 +178,7 @@ def test_batch_brain_skips_inactive_rows(brain_type: str) -> None:
     singles = [template.build(g) for g in genomes]
     for i, brain in enumerate(singles):
         brain.reset(np.random.default_rng(20 + i))
-    batch = template.build_batch(genomes)
+    batch = template.batch_brain(genomes)
     batch.reset([np.random.default_rng(20 + i) for i in range(count)])
     computed = []
     for t, active in enumerate(masks):
@@ -210,7 +210,7 @@ def test_ctrnn_batch_brain_equals_single_brains_for_every_option(
     template = template_for("CTRNN", base=CTRNN_BASES[base], **options)
     genomes = genomes_for(template, count)
     inputs = observations(count, steps)
-    batch = template.build_batch(genomes)
+    batch = template.batch_brain(genomes)
     batch.reset([np.random.default_rng(30 + i) for i in range(count)])
     actions, states = [], []
     for t in range(steps):
@@ -279,7 +279,7 @@ def test_actions_belong_to_the_action_space(brain_type: str, space_name: str) ->
                 action.astype(space.dtype) if space_name == "discrete" else action
             )
     if template.supports_batch:
-        batch = template.build_batch(genomes)
+        batch = template.batch_brain(genomes)
         batch.reset([np.random.default_rng(i) for i in range(3)])
         for t in range(20):
             assert all(space.contains(action) for action in batch.step(inputs[t]))
@@ -359,13 +359,13 @@ def test_normalize_input_needs_a_box_observation_space() -> None:
 
 @pytest.mark.parametrize("brain_type", TYPES)
 def test_wrong_genome_shapes_are_refused(brain_type: str) -> None:
-    """build and build_batch name the shape they need."""
+    """build and batch_brain name the shape they need."""
     template = template_for(brain_type)
     with pytest.raises(ValueError, match=f"\\({template.genome_size},\\)"):
         template.build(np.zeros(template.genome_size + 1))
     if template.supports_batch:
         with pytest.raises(ValueError, match=str(template.genome_size)):
-            template.build_batch(np.zeros((2, template.genome_size - 1)))
+            template.batch_brain(np.zeros((2, template.genome_size - 1)))
 
 
 def test_ctrnn_noise_comes_from_the_reset_generator() -> None:

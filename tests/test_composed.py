@@ -145,7 +145,7 @@ def test_batch_brain_on_images_equals_single_brains_bit_for_bit() -> None:
     genomes = genomes_for(template, count)
     observations = images(steps, count)
     masks = np.random.default_rng(5).random((steps, count)) < 0.7
-    batch = template.build_batch(genomes)
+    batch = template.batch_brain(genomes)
     batch.reset([np.random.default_rng(10 + i) for i in range(count)])
     singles = [template.build(g) for g in genomes]
     for i, brain in enumerate(singles):
@@ -181,7 +181,6 @@ def test_jax_composed_brain_equals_the_numpy_brains(brain: dict) -> None:
     import jax.numpy as jnp
 
     from neuro_evolution.brains.jax_brains import encode_inputs
-    from neuro_evolution.brains.jax_lookup import jax_brain
 
     count, steps = 3, 60
     space = IMAGE if brain is CONV_CTRNN else gym.spaces.Box(-2, 2, (4,), dtype=np.float64)
@@ -195,7 +194,7 @@ def test_jax_composed_brain_equals_the_numpy_brains(brain: dict) -> None:
     noise_rngs = [np.random.default_rng([7, i]) for i in range(count)]
     expected = np.array([[b.step(o) for b, o in zip(singles, row)] for row in observations])
     with jax.enable_x64(True):
-        jb = jax_brain(template)
+        jb = template.jax_brain()
         params = jb.params(genomes, jnp.float64)
         state = jb.initial_state(params)
         step = jax.jit(jb.step)
@@ -251,7 +250,8 @@ def guide_json(marker: str) -> dict[str, Any]:
 def test_the_guides_composed_user_brain_steps_restores_and_trains() -> None:
     """The guide's composed config: a built-in FFNN layer into the user's Elman brain (registered
     by importing tests/examples/elman_brain.py), as a template that chains both, restores from
-    its state, and trains two generations through ``imports``."""
+    its state, chains the parts' batch brains (brain i acting as the single brain), and trains
+    two generations through ``imports``."""
     snippet = guide_json("## Composing brains")
     assert [p["type"] for p in snippet["brain"]["parts"]] == ["FFNN", "Elman"]
     data = small_config(imports=["examples.elman_brain"], brain=snippet["brain"],
@@ -265,7 +265,12 @@ def test_the_guides_composed_user_brain_steps_restores_and_trains() -> None:
     restored = BrainTemplate.from_state(template.to_state())
     np.testing.assert_array_equal(run(restored.build(genome), inputs),
                                   run(template.build(genome), inputs))  # fmt: skip
-    assert not template.supports_batch  # Elman has no batch brain: one brain at a time
+    genomes = genomes_for(template, 3)
+    batch = template.batch_brain(genomes)
+    batch.reset([np.random.default_rng(0)] * 3)
+    actions = np.array([batch.step(np.repeat(x[None], 3, axis=0)) for x in inputs])
+    for i, genome in enumerate(genomes):
+        np.testing.assert_array_equal(actions[:, i], run(template.build(genome), inputs))
     assert experiment.run().generations == 2
 
 

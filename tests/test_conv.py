@@ -88,7 +88,7 @@ def test_pooling_matches_the_plain_loops(kind: str, size: int, stride: int) -> N
 def run_brains(template, genomes: np.ndarray, observations: np.ndarray):
     """Actions of single brains (steps, P, ...) and of one batch brain on the same inputs."""
     singles = [template.build(g) for g in genomes]
-    batch = template.build_batch(genomes)
+    batch = template.batch_brain(genomes)
     batch.reset([np.random.default_rng(i) for i in range(len(genomes))])
     single_actions, batch_actions = [], []
     for row in observations:
@@ -210,14 +210,13 @@ def test_jax_conv_brain_equals_the_numpy_batch_brain(options: dict[str, Any]) ->
     import jax.numpy as jnp
 
     from neuro_evolution.brains.jax_brains import encode_inputs
-    from neuro_evolution.brains.jax_lookup import jax_brain
 
     template = template_for(options)
     genomes = np.random.default_rng(1).normal(0.0, 0.7, (3, template.genome_size))
     observations = np.random.default_rng(2).random((4, 3, *IMAGE.shape))
-    batch = template.build_batch(genomes)
+    batch = template.batch_brain(genomes)
     with jax.enable_x64(True):
-        brain = jax_brain(template)
+        brain = template.jax_brain()
         params = brain.params(genomes, jnp.float64)
         state = brain.initial_state(params)
         step = jax.jit(brain.step)

@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from examples.exportable_brain import exportable_template
+from examples.elman_brain import ElmanConfig, ElmanTemplate
 from export_cases import exported_pair
 from helpers import nsga2_config, qd_config, require, small_config
 
@@ -216,8 +216,8 @@ def test_a_missing_extra_names_the_install_line(
 def test_a_brain_that_cannot_export_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    """A CTRNN with state noise (its draws cannot be exported) and a user's brain type without
-    an export_step hook are refused in one line each."""
+    """A CTRNN with state noise (its draws cannot be exported) and a user's brain type whose
+    template has no export_step are refused in one line each, the latter naming the method."""
     noisy = cartpole_config(
         brain={"type": "CTRNN", "number_neurons": 3, "parameter_perturbations": 0.1},
         number_generations=1,
@@ -228,19 +228,24 @@ def test_a_brain_that_cannot_export_is_refused(
     error = refusal([str(run_dir), "--format", "onnx", "--out", str(out / "p.onnx")], capsys, out)
     assert "parameter_perturbations is 0.1" in error
     elman = cartpole_config(
-        brain={"type": "Elman", "hidden_size": 3},
-        imports=["examples.elman_brain"],
+        brain={"type": "NumpyOnlyElman", "hidden_size": 3},
+        imports=["examples.numpy_only_brain"],
         number_generations=1,
     )
     run_dir = train_run(tmp_path, "elman", elman)
     error = refusal([str(run_dir), "--format", "numpy", "--out", str(out / "p.py")], capsys, out)
-    assert "brain type Elman cannot be exported: its template has no export_step" in error
+    assert error == (
+        "neuro_evolution.export: error: brain.type: brain type 'NumpyOnlyElman' has no export "
+        "step; write NumpyOnlyTemplate.export_step() (see docs/export.md) to export it"
+    )
 
 
-def test_a_user_brain_exports_through_its_export_step_hook(tmp_path: Path) -> None:
-    """The Elman example with an ``export_step`` method acts as the brain does when exported."""
+def test_a_user_brain_exports_through_its_templates_export_step(tmp_path: Path) -> None:
+    """The Elman example's ``export_step`` exports a policy that acts as the brain does."""
     env = gym.make("CartPole-v1")
-    template = exportable_template(env.observation_space, env.action_space)
+    config = ElmanConfig(hidden_size=3)
+    spaces = env.observation_space, env.action_space
+    template = ElmanTemplate.from_config(config, *spaces, np.random.default_rng(0))
     genome = np.random.default_rng(4).normal(0.0, 1.0, template.genome_size)
     onnx_policy, numpy_policy = exported_pair(
         tmp_path, template, genome, None, env.observation_space

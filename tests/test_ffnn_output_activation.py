@@ -57,7 +57,7 @@ def test_identity_takes_the_argmax_of_the_logits_where_tanh_ties() -> None:
             {**LINEAR, "output_activation": name}, LANDER_OBSERVATIONS, gym.spaces.Discrete(4)
         )
         single = template.build(genome).step(observation)
-        batch = template.build_batch(np.stack([genome, genome])).step(np.stack([observation] * 2))
+        batch = template.batch_brain(np.stack([genome, genome])).step(np.stack([observation] * 2))
         assert [single, single] == batch.tolist()
         actions[name] = single
     assert actions == {"tanh": 0, "identity": 1}  # tanh: a tie, the lowest action wins
@@ -70,7 +70,6 @@ def test_identity_on_the_jax_brain_is_the_numpy_brains_action() -> None:
     import jax.numpy as jnp
 
     from neuro_evolution.brains.jax_brains import decode_actions, encode_inputs
-    from neuro_evolution.brains.jax_lookup import jax_brain
 
     genome, observation = saturated_case()
     for name, expected in (("tanh", 0), ("identity", 1)):
@@ -78,7 +77,7 @@ def test_identity_on_the_jax_brain_is_the_numpy_brains_action() -> None:
             {**LINEAR, "output_activation": name}, LANDER_OBSERVATIONS, gym.spaces.Discrete(4)
         )
         with jax.enable_x64(True):
-            brain = jax_brain(template)
+            brain = template.jax_brain()
             params = brain.params(genome[None, :], jnp.float64)
             inputs = encode_inputs(template.io, jnp.asarray(observation[None, :]), jnp.float64)
             _, outputs = brain.step(params, brain.initial_state(params), inputs, None)

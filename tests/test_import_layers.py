@@ -116,13 +116,12 @@ def layer(module: str) -> int:
     raise AssertionError(f"{module} is in no layer: add its group to LAYERS")
 
 
-# The JAX path: the only modules that import jax (or gymnax, brax) or a JAX module when they load
-# (jax_lookup imports the JAX brains only); the core
-# reaches them only from inside functions, so it imports and runs without the jax extra.
+# The JAX path: the only modules that import jax (or gymnax, brax) or a JAX module when they load;
+# the core reaches them only from inside functions (a template's ``jax_brain``, the jax handler),
+# so it imports and runs without the jax extra.
 JAX_MODULES = {
     "neuro_evolution.brains.jax_brains",
     "neuro_evolution.brains.jax_conv",
-    "neuro_evolution.brains.jax_lookup",
     "neuro_evolution.evaluation.jax_envs",
     "neuro_evolution.evaluation.jax_episodes",
     "neuro_evolution.evaluation.jax_lockstep",

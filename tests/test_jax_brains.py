@@ -11,13 +11,13 @@ import pytest
 from helpers import ACTION_SPACE, CTRNN_CASES, OBSERVATION_SPACE, random_ctrnn_cases, require
 
 require("jax")
+import examples.elman_brain  # noqa: E402, F401  (registers the guide's Elman type)
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 from neuro_evolution.brains import make_template  # noqa: E402
 from neuro_evolution.brains.base import parse_brain_config  # noqa: E402
 from neuro_evolution.brains.jax_brains import decode_actions, encode_inputs  # noqa: E402
-from neuro_evolution.brains.jax_lookup import jax_brain  # noqa: E402
 from neuro_evolution.support.errors import ConfigError  # noqa: E402
 
 STEPS = 500
@@ -38,6 +38,7 @@ CASES = (
     [("CTRNN", {"number_neurons": 6, **c}) for c in CTRNN_CASES + random_ctrnn_cases(12, 2024)]
     + [("LSTM", c) for c in LSTM_CASES]
     + [("FFNN", c) for c in FFNN_CASES]
+    + [("Elman", {"hidden_size": 5})]  # a user's type: the guide's example, its own JAX form
 )
 
 
@@ -62,7 +63,7 @@ def run_both(
     expected = np.array([[b.step(o) for b, o in zip(brains, row)] for row in observations])
     with jax.enable_x64(x64):
         dtype = jnp.float64 if x64 else jnp.float32
-        jb = jax_brain(template)
+        jb = template.jax_brain()
         params = jb.params(genomes, dtype)
         state = jb.initial_state(params)
         step = jax.jit(jb.step)
@@ -106,15 +107,24 @@ def test_jax_brain_in_float32_stays_within_the_documented_bound(brain_type, opti
     assert np.max(np.abs(got - expected)) <= FLOAT32_TOLERANCE
 
 
-def test_brain_type_without_jax_implementation_is_refused_in_one_line() -> None:
-    """A registered brain type that the JAX path lacks is a ConfigError naming brain.type."""
-    from neuro_evolution.brains import jax_brains
+def test_brain_type_without_a_jax_form_is_refused_in_one_line_naming_the_method() -> None:
+    """A template that does not write ``jax_brain`` refuses with a ConfigError naming
+    brain.type, the type and the method to write; a composed brain names the part lacking it."""
+    import examples.numpy_only_brain  # noqa: F401  (registers NumpyOnlyElman)
 
-    config = parse_brain_config({"type": "FFNN"}, "brain")
+    config = parse_brain_config({"type": "NumpyOnlyElman"}, "brain")
     template = make_template(config, OBSERVATION_SPACE, ACTION_SPACE, np.random.default_rng(0))
-    saved = jax_brains.JAX_BRAINS.pop("FFNN")
-    try:
-        with pytest.raises(ConfigError, match=r"^brain\.type: brain type 'FFNN' has no JAX"):
-            jax_brain(template)
-    finally:
-        jax_brains.JAX_BRAINS["FFNN"] = saved
+    refusal = (
+        "brain type 'NumpyOnlyElman' has no JAX form; write NumpyOnlyTemplate.jax_brain() "
+        "(see docs/writing-a-brain.md) or use another evaluation handler"
+    )
+    with pytest.raises(ConfigError) as single:
+        template.jax_brain()
+    assert str(single.value) == f"brain.type: {refusal}"
+    parts = [{"type": "FFNN", "hidden_layers": []}, {"type": "NumpyOnlyElman"}]
+    composed = {"type": "composed", "parts": parts, "sizes": [2]}
+    config = parse_brain_config(composed, "brain")
+    template = make_template(config, OBSERVATION_SPACE, ACTION_SPACE, np.random.default_rng(0))
+    with pytest.raises(ConfigError) as part:
+        template.jax_brain()
+    assert str(part.value) == f"brain.parts[1].type: {refusal}"

@@ -23,7 +23,6 @@ from neuro_evolution import train  # noqa: E402
 from neuro_evolution.brains import make_template  # noqa: E402
 from neuro_evolution.brains.base import parse_brain_config  # noqa: E402
 from neuro_evolution.brains.jax_brains import encode_inputs  # noqa: E402
-from neuro_evolution.brains.jax_lookup import jax_brain  # noqa: E402
 from neuro_evolution.config.tree import parse_config  # noqa: E402
 from neuro_evolution.core.schema import ConfigError, parse  # noqa: E402
 from neuro_evolution.evaluation.environment import EnvironmentConfig  # noqa: E402
@@ -212,7 +211,7 @@ def test_jax_conv_ctrnn_equals_the_numpy_brain_on_recorded_minatar_observations(
     singles = [template.build(genome) for genome in genomes]
     for single in singles:
         single.reset(np.random.default_rng(0))
-    brain = jax_brain(template)
+    brain = template.jax_brain()
     params = brain.params(genomes, jnp.float32)
     state = brain.initial_state(params)
     step = jax.jit(brain.step)

@@ -40,7 +40,7 @@ def test_batch_of_scaled_lstms_equals_single_brains() -> None:
     count, steps = 4, 200
     genomes = np.random.default_rng(1).normal(0.0, 1.0, (count, template.genome_size))
     observed = inputs(count, steps)
-    batch = template.build_batch(genomes)
+    batch = template.batch_brain(genomes)
     batch.reset([np.random.default_rng(i) for i in range(count)])
     actions = np.array([batch.step(observed[t]) for t in range(steps)])
     for i in range(count):

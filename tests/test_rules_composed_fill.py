@@ -47,7 +47,7 @@ class KeeperBrain(Brain):
 
 
 class KeeperBatchBrain(BatchBrain):
-    """P linear layers whose weights are the (P, G) array ``build_batch`` was handed."""
+    """P linear layers whose weights are the (P, G) array ``batch_brain`` was handed."""
 
     __slots__ = ("io", "weights")
 
@@ -84,7 +84,7 @@ class KeeperTemplate(BrainTemplate):
     def fill(self, brain: KeeperBrain, genome: np.ndarray) -> None:
         brain.weights = genome  # keeps what it is handed
 
-    def build_batch(self, genomes: np.ndarray) -> KeeperBatchBrain:
+    def batch_brain(self, genomes: np.ndarray) -> KeeperBatchBrain:
         return KeeperBatchBrain(self.io, genomes)  # keeps what it is handed
 
 
@@ -130,17 +130,17 @@ def test_a_part_that_keeps_its_slice_shares_no_memory_with_the_genome() -> None:
 
 
 def test_a_batch_part_that_keeps_its_slice_shares_no_memory_with_the_genomes() -> None:
-    """The same rule for the batch brain of the lockstep handlers: ``build_batch`` hands each
+    """The same rule for the batch brain of the lockstep handlers: ``batch_brain`` hands each
     part a copy of its columns, so rewriting the (P, G) genome array changes nothing."""
     template = composed_template()
     assert template.supports_batch
     rng = np.random.default_rng(3)
     genomes, others = rng.normal(0.0, 0.7, (2, 5, template.genome_size))
     observations = rng.uniform(-1.0, 1.0, (20, 5, 4))
-    expected_brain = template.build_batch(genomes.copy())
+    expected_brain = template.batch_brain(genomes.copy())
     expected_brain.reset([np.random.default_rng(i) for i in range(5)])
     expected = [expected_brain.step(observation) for observation in observations]
-    brain = template.build_batch(genomes)
+    brain = template.batch_brain(genomes)
     assert not np.shares_memory(brain.parts[1].weights, genomes)
     genomes[:] = others
     brain.reset([np.random.default_rng(i) for i in range(5)])

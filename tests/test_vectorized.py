@@ -226,11 +226,11 @@ class NoBatchFFNNTemplate(FFNNTemplate):
     """An FFNN template that behaves like a brain type without a batch brain."""
 
     __slots__ = ()
-    build_batch = BrainTemplate.build_batch
+    batch_brain = BrainTemplate.batch_brain
 
 
 def test_brain_without_batch_brain_falls_back_to_the_per_individual_loop(capsys):
-    """A brain type without build_batch is evaluated one individual at a time, with a warning
+    """A brain type without batch_brain is evaluated one individual at a time, with a warning
     naming the reason, and gives the same results."""
     spec = make_spec("CartPole-v1", number_fitness_runs=2)
     env = spec.environment.make()
@@ -246,7 +246,8 @@ def test_brain_without_batch_brain_falls_back_to_the_per_individual_loop(capsys)
     sequential, vectorized = evaluate_both(template, spec, genomes, seeds)
     assert capsys.readouterr().err == (
         "neuro_evolution: warning: vectorized evaluation falls back to one individual at a time: "
-        "brain type FFNN has no batch brain\n"
+        "brain.type: brain type 'FFNN' has no batch form; write NoBatchFFNNTemplate.batch_brain() "
+        "(see docs/writing-a-brain.md) to run it in lockstep\n"
     )
     assert as_tuples(vectorized) == as_tuples(sequential)
 

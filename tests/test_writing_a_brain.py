@@ -43,6 +43,19 @@ def test_guide_shows_the_example_file_verbatim() -> None:
     )
 
 
+def test_the_export_pages_export_step_is_the_examples() -> None:
+    """docs/export.md shows the example's export_step as it is in tests/examples/elman_brain.py
+    (indented as a method there)."""
+    page = (ROOT / "docs" / "export.md").read_text()
+    start = page.index("## A brain type's export step")
+    match = re.compile(r"```python\n(.*?)```", re.S).search(page, start)
+    assert match and match.group(1).startswith("def export_step(")
+    method = "".join(
+        f"    {line}" if line.strip() else line for line in match.group(1).splitlines(True)
+    )
+    assert method in EXAMPLE.read_text()
+
+
 def elman_reference(genome: np.ndarray, sizes: tuple[int, int, int], inputs: list) -> list:
     """The documented Elman update with explicit sums, for a list of flat observations."""
     n_in, hidden, n_out = sizes

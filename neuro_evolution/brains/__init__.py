@@ -1,4 +1,4 @@
-"""Brain types: the interface (:mod:`.base`) and the types by name (:mod:`.registry`).
+"""Brain types: the interface and the types by name (:mod:`.base`).
 
 The built-in types (CTRNN, FFNN, LSTM, conv, composed) are imported when their name is first
 looked up.
@@ -9,6 +9,7 @@ from neuro_evolution.brains.base import (
     Brain,
     BrainConfig,
     BrainTemplate,
+    JaxBrain,
     brain_types,
     get_brain_type,
     make_template,
@@ -21,6 +22,7 @@ __all__ = [
     "Brain",
     "BrainConfig",
     "BrainTemplate",
+    "JaxBrain",
     "brain_types",
     "get_brain_type",
     "make_template",

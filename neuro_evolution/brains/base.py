@@ -10,6 +10,19 @@ A brain type is three classes registered under one name with
   holds is read-only (also after it is pickled to a worker);
 - a :class:`Brain`, the mutable object an episode runner steps.
 
+A template owns every form of its brain, each made by one method that one part of the system
+calls, so no table elsewhere names a brain type:
+
+- ``build``/``fill``: the numpy brain (every handler's episode loop, replay, the start-up checks);
+- ``batch_brain``: the :class:`BatchBrain` of P brains in lockstep (the vectorized handler, with
+  Gymnasium or gymnax vector envs);
+- ``jax_brain``: the :class:`JaxBrain` (the jax handler), whose JAX module the method imports
+  when it is called (jax is an optional extra);
+- ``export_step``: the brain's step as a policy graph (``python -m neuro_evolution.export``).
+
+A type that lacks a form keeps the base method, which refuses in one line naming the type and
+the method to write (:meth:`BrainTemplate.missing_form`); a composed template asks its parts.
+
 ``to_state``/``from_state`` are implemented here once for every template: each dataclass field
 becomes plain arrays and scalars (nested dataclasses are flattened with a dotted prefix, the config
 becomes JSON), so a run directory rebuilds the same template without pickle.
@@ -28,11 +41,20 @@ import numpy as np
 
 from neuro_evolution.brains.spaces import SpaceAdapter
 from neuro_evolution.core.registry import Registry
-from neuro_evolution.core.schema import ConfigBase, register_polymorphic, to_dict
+from neuro_evolution.core.schema import ConfigBase, ConfigError, register_polymorphic, to_dict
 from neuro_evolution.support.frozen import FrozenABCMeta, ReadOnlyRecord
 
 StateDict = dict[str, "np.ndarray | int | float | str | bool"]
 TemplateT = TypeVar("TemplateT", bound="BrainTemplate")
+Params = dict[str, Any]  # a JAX brain's parameters: device arrays (lists, dicts of them)
+State = Any  # a JAX brain's state: a device array or a tuple of them
+
+# method -> (what the form is called, where to read how to write it, what else to do)
+FORMS: dict[str, tuple[str, str, str]] = {
+    "batch_brain": ("batch form", "docs/writing-a-brain.md", "to run it in lockstep"),
+    "jax_brain": ("JAX form", "docs/writing-a-brain.md", "or use another evaluation handler"),
+    "export_step": ("export step", "docs/export.md", "to export it"),
+}
 
 
 class BrainConfig(ConfigBase):
@@ -77,6 +99,76 @@ class BatchBrain(metaclass=FrozenABCMeta):
     @abstractmethod
     def step(self, observations: np.ndarray, active: np.ndarray | None = None) -> np.ndarray:
         """Advance the brains (only ``active`` ones if given) and return P stacked actions."""
+
+
+def _lanes(mask: Any, array: Any, axis: int) -> Any:
+    """``mask`` (L,) shaped to broadcast along ``array``'s brain axis ``axis``."""
+    shape = [1] * array.ndim
+    shape[axis] = mask.shape[0]
+    return mask.reshape(shape)
+
+
+class JaxBrain(metaclass=FrozenABCMeta):
+    """The JAX form of P brains of one template: pure, traceable functions (``jit``,
+    ``lax.while_loop``) over P stacked parameter sets, which the jax handler runs.
+
+    - ``params(genomes, dtype)``: host numpy (P, G) -> device arrays (the brain axis P at
+      ``PARAMS_AXIS`` of every array);
+    - ``initial_state(params)``: the state of every brain after ``reset`` (P at ``STATE_AXIS``);
+    - ``step(params, state, inputs, noise)`` -> (state, outputs): ``inputs`` are the encoded
+      observations (P, input_size) in ``params``' dtype, ``outputs`` the raw network outputs
+      (P, output_size) before the action mapping; ``noise`` is (P, ``noise_size``) standard
+      normal draws (None for a brain without noise).
+
+    :meth:`take` and :meth:`choose_state` work along the brain axes, so the episode loop can hand
+    a lane another brain and restart its state. This class imports jax only inside its methods,
+    so a brain module can define its JAX form without the jax extra installed.
+    """
+
+    PARAMS_AXIS = -1
+    STATE_AXIS = -1
+
+    def __init__(self, template: BrainTemplate):
+        self.template = template
+
+    def take(self, params: Params, index: Any) -> Params:
+        """The params of brains ``index`` (L,), in that order."""
+        import jax
+
+        return jax.tree_util.tree_map(
+            lambda a: jax.numpy.take(a, index, axis=self.PARAMS_AXIS), params
+        )
+
+    def choose_state(self, mask: Any, fresh: State, state: State) -> State:
+        """``fresh`` where ``mask`` (L,) is true, ``state`` elsewhere (states without entries,
+        such as a stateless brain's (0, L), stay as they are)."""
+        import jax
+
+        def pick(new: Any, old: Any) -> Any:
+            if old.size == 0:
+                return old
+            return jax.numpy.where(_lanes(mask, old, self.STATE_AXIS), new, old)
+
+        return jax.tree_util.tree_map(pick, fresh, state)
+
+    @abstractmethod
+    def params(self, genomes: np.ndarray, dtype: Any) -> Params:
+        """The device parameters of P genomes (see the class docstring)."""
+
+    @abstractmethod
+    def initial_state(self, params: Params) -> State:
+        """Every brain's state after ``reset``."""
+
+    @abstractmethod
+    def step(
+        self, params: Params, state: State, inputs: Any, noise: Any | None = None
+    ) -> tuple[State, Any]:
+        """One step of every brain: (new state, raw outputs (P, output_size))."""
+
+    @property
+    def noise_size(self) -> int:
+        """Standard normal draws per brain and step (0: the brain draws no noise)."""
+        return 0
 
 
 ConfigT = TypeVar("ConfigT", bound=BrainConfig)
@@ -124,9 +216,39 @@ class BrainTemplate(ReadOnlyRecord, Generic[ConfigT, BrainT]):
         self.fill(brain, genome)
         return brain
 
-    def build_batch(self, genomes: np.ndarray) -> BatchBrain:
-        """One batch brain for a (P, genome_size) array; optional for a brain type."""
-        raise NotImplementedError(f"brain type {self.config.type_name()} has no batch brain")
+    # --- the other forms of the brain: optional, each refused in one line where it is missing
+    def batch_brain(self, genomes: np.ndarray) -> BatchBrain:
+        """P brains in lockstep for a (P, genome_size) array, brain i acting bit for bit as
+        ``build(genomes[i])`` (the vectorized handler; the built-in JAX forms take their
+        parameters from it); never a view of ``genomes``."""
+        raise self._refusal("batch_brain")
+
+    def jax_brain(self) -> JaxBrain:
+        """The JAX form of this template's brains (the jax handler); it imports its JAX module
+        here, when called, since jax is an optional extra."""
+        raise self._refusal("jax_brain")
+
+    def export_step(self, brain: BrainT, graph: Any, inputs: str) -> str:
+        """Add one step of ``brain`` (filled by this template) to ``graph``, a
+        :class:`~neuro_evolution.export.graph.PolicyGraph`: ``inputs`` names the encoded
+        float64 input vector; the result names the output vector that the action decoding
+        maps (``python -m neuro_evolution.export``)."""
+        raise self._refusal("export_step")
+
+    def missing_form(self, method: str) -> ConfigError | None:
+        """The one-line refusal for a form this type lacks (``method`` one of :data:`FORMS`),
+        or None when its template class writes the method."""
+        if getattr(type(self), method) is not getattr(BrainTemplate, method):
+            return None
+        return self._refusal(method)
+
+    def _refusal(self, method: str) -> ConfigError:
+        what, page, instead = FORMS[method]
+        return ConfigError(
+            "brain.type",
+            f"brain type {self.config.type_name()!r} has no {what}; write "
+            f"{type(self).__name__}.{method}() (see {page}) {instead}",
+        )
 
     @classmethod
     def feature_size(cls, config: Any, observation_space: gym.Space) -> int | None:
@@ -137,8 +259,8 @@ class BrainTemplate(ReadOnlyRecord, Generic[ConfigT, BrainT]):
 
     @property
     def supports_batch(self) -> bool:
-        """Whether :meth:`build_batch` is implemented by this brain type."""
-        return type(self).build_batch is not BrainTemplate.build_batch
+        """Whether this type has a batch form (:meth:`batch_brain`)."""
+        return self.missing_form("batch_brain") is None
 
     # --- shared machinery -------------------------------------------------------------------
     def check_genome(self, genome: np.ndarray) -> np.ndarray:
@@ -229,7 +351,7 @@ def make_template(
     return template_cls.from_config(config, observation_space, action_space, rng)
 
 
-__all__ = ["BatchBrain", "Brain", "BrainConfig", "BrainTemplate", "make_template"]
+__all__ = ["BatchBrain", "Brain", "BrainConfig", "BrainTemplate", "JaxBrain", "make_template"]
 
 
 # The brain types by name: CTRNN, FFNN, LSTM, conv and composed built in, a user's added with

@@ -37,6 +37,7 @@ from neuro_evolution.brains.base import (
     Brain,
     BrainConfig,
     BrainTemplate,
+    JaxBrain,
     StateDict,
     _flatten,
     _unflatten,
@@ -226,21 +227,44 @@ class ComposedTemplate(BrainTemplate[ComposedConfig, ComposedBrain]):
         for part, own, piece in zip(self.parts, brain.parts, self.slices()):
             part.fill(own, genome[piece].copy())  # a copy: no part can keep a view of the genome
 
-    @property
-    def supports_batch(self) -> bool:
-        return all(part.supports_batch for part in self.parts)
+    def missing_form(self, method: str) -> ConfigError | None:
+        """The first part's refusal, naming the part (``brain.parts[1].type: ...``): a composed
+        brain has a form when every part has it."""
+        for number, part in enumerate(self.parts):
+            missing = part.missing_form(method)
+            if missing is not None:
+                path = f"brain.parts[{number}]{missing.path.removeprefix('brain')}"
+                return ConfigError(path, missing.message)
+        return None
 
-    def build_batch(self, genomes: np.ndarray) -> ComposedBatchBrain:
+    def _require(self, method: str) -> None:
+        missing = self.missing_form(method)
+        if missing is not None:
+            raise missing
+
+    def batch_brain(self, genomes: np.ndarray) -> ComposedBatchBrain:
         genomes = self.check_genomes(genomes)
-        if not self.supports_batch:
-            lacking = [p.config.type_name() for p in self.parts if not p.supports_batch]
-            raise NotImplementedError(f"composed parts {', '.join(lacking)} have no batch brain")
+        self._require("batch_brain")
         return ComposedBatchBrain(
             [
-                part.build_batch(genomes[:, piece].copy())
+                part.batch_brain(genomes[:, piece].copy())
                 for part, piece in zip(self.parts, self.slices())
             ]
         )
+
+    def jax_brain(self) -> JaxBrain:
+        self._require("jax_brain")
+        from neuro_evolution.brains.jax_conv import ComposedJaxBrain  # jax: an optional extra
+
+        return ComposedJaxBrain(self)
+
+    def export_step(self, brain: ComposedBrain, graph: Any, inputs: str) -> str:
+        """Part i's outputs are part i+1's inputs; part i's names get the prefix ``part<i>.``."""
+        self._require("export_step")
+        for number, (part, own) in enumerate(zip(self.parts, brain.parts)):
+            with graph.scope(f"part{number}."):
+                inputs = part.export_step(own, graph, inputs)
+        return inputs
 
     def to_state(self) -> StateDict:
         """The config, io and offsets, and every part's own state under ``part<i>.``."""

@@ -29,7 +29,14 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.activations import RowSelection
-from neuro_evolution.brains.base import BRAINS, BatchBrain, Brain, BrainConfig, BrainTemplate
+from neuro_evolution.brains.base import (
+    BRAINS,
+    BatchBrain,
+    Brain,
+    BrainConfig,
+    BrainTemplate,
+    JaxBrain,
+)
 from neuro_evolution.brains.conv_ops import activate, convolve, dense_tanh, output_length, pool
 from neuro_evolution.brains.spaces import FeatureSpace, SpaceAdapter
 from neuro_evolution.core.schema import ConfigBase, ConfigError, config_class, option
@@ -284,5 +291,15 @@ class ConvTemplate(BrainTemplate[ConvConfig, ConvBrain]):
         for name, (part, shape) in self.parts().items():
             brain.params[name][0] = genome[part].reshape(shape)
 
-    def build_batch(self, genomes: np.ndarray) -> ConvBatchBrain:
+    def batch_brain(self, genomes: np.ndarray) -> ConvBatchBrain:
         return ConvBatchBrain(self, self.check_genomes(genomes))
+
+    def jax_brain(self) -> JaxBrain:
+        from neuro_evolution.brains.jax_conv import ConvJaxBrain  # jax: an optional extra
+
+        return ConvJaxBrain(self)
+
+    def export_step(self, brain: ConvBrain, graph: Any, inputs: str) -> str:
+        from neuro_evolution.export.feedforward import conv_step  # the export package's graph ops
+
+        return conv_step(graph, self, brain, inputs)

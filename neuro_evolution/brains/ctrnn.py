@@ -42,7 +42,14 @@ import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.activations import ACTIVATIONS, RowSelection, as_is
-from neuro_evolution.brains.base import BRAINS, BatchBrain, Brain, BrainConfig, BrainTemplate
+from neuro_evolution.brains.base import (
+    BRAINS,
+    BatchBrain,
+    Brain,
+    BrainConfig,
+    BrainTemplate,
+    JaxBrain,
+)
 from neuro_evolution.brains.input_scaling import NORMALIZE_DOC, input_scaling
 from neuro_evolution.brains.masks import (
     MaskType,
@@ -422,6 +429,16 @@ class CTRNNTemplate(_PlannedTemplate):
     def fill(self, brain: CTRNNBrain, genome: np.ndarray) -> None:
         self._plan.pour(brain, genome)
 
-    def build_batch(self, genomes: np.ndarray) -> CTRNNBatchBrain:
+    def batch_brain(self, genomes: np.ndarray) -> CTRNNBatchBrain:
         genomes = self.check_genomes(genomes)
         return CTRNNBatchBrain(self.io, self._plan, genomes)
+
+    def jax_brain(self) -> JaxBrain:
+        from neuro_evolution.brains.jax_brains import CTRNNJaxBrain  # jax: an optional extra
+
+        return CTRNNJaxBrain(self)
+
+    def export_step(self, brain: CTRNNBrain, graph: Any, inputs: str) -> str:
+        from neuro_evolution.export.recurrent import ctrnn_step  # the export package's graph ops
+
+        return ctrnn_step(graph, self, brain, inputs)

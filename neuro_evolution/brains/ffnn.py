@@ -17,13 +17,20 @@ runs give bit-identical actions.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
 
 from neuro_evolution.brains.activations import ACTIVATIONS
-from neuro_evolution.brains.base import BRAINS, BatchBrain, Brain, BrainConfig, BrainTemplate
+from neuro_evolution.brains.base import (
+    BRAINS,
+    BatchBrain,
+    Brain,
+    BrainConfig,
+    BrainTemplate,
+    JaxBrain,
+)
 from neuro_evolution.brains.spaces import SpaceAdapter
 from neuro_evolution.core.schema import ConfigError, config_class, option
 from neuro_evolution.support.frozen import frozen_dataclass
@@ -170,7 +177,7 @@ class FFNNTemplate(BrainTemplate[FFNNConfig, FFNNBrain]):
             if self.config.use_bias:
                 brain.biases[layer][...] = genome[b]
 
-    def build_batch(self, genomes: np.ndarray) -> FFNNBatchBrain:
+    def batch_brain(self, genomes: np.ndarray) -> FFNNBatchBrain:
         genomes = self.check_genomes(genomes)
         count = genomes.shape[0]
         weights, biases = [], []
@@ -180,6 +187,16 @@ class FFNNTemplate(BrainTemplate[FFNNConfig, FFNNBrain]):
                 genomes[:, b].copy() if self.config.use_bias else np.zeros((count, n_out))
             )
         return FFNNBatchBrain(self.io, self.config.activation, weights, biases, self.squashes)
+
+    def jax_brain(self) -> JaxBrain:
+        from neuro_evolution.brains.jax_brains import FFNNJaxBrain  # jax: an optional extra
+
+        return FFNNJaxBrain(self)
+
+    def export_step(self, brain: FFNNBrain, graph: Any, inputs: str) -> str:
+        from neuro_evolution.export.feedforward import ffnn_step  # the export package's graph ops
+
+        return ffnn_step(graph, self, brain, inputs)
 
     @property
     def squashes(self) -> bool:

@@ -1,8 +1,9 @@
 """JAX batch brains: CTRNN, FFNN and LSTM (conv and composed: ``jax_conv.py``) as pure functions
-over P stacked parameter sets.
+over P stacked parameter sets; each template's ``jax_brain()`` makes its own (the interface,
+:class:`~neuro_evolution.brains.base.JaxBrain`, is in ``base.py``).
 
 The genome layouts are not written a second time: a JAX brain takes its parameters from the numpy
-batch brain that ``template.build_batch`` pours (masks, learned pruning, the negative diagonal,
+batch brain that ``template.batch_brain`` pours (masks, learned pruning, the negative diagonal,
 folded-in input scaling, bounds), so a genome trained on one path replays on the other. Only the
 step is written again, with the same formulas in the same order as the numpy brains:
 
@@ -35,14 +36,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.brains.base import JaxBrain, Params, State
 from neuro_evolution.brains.ctrnn import CTRNNBatchBrain, CTRNNTemplate
 from neuro_evolution.brains.ffnn import FFNNBatchBrain
 from neuro_evolution.brains.lstm import LSTMTemplate, _views
 from neuro_evolution.brains.spaces import SpaceAdapter
-
-Params = dict[str, Any]
-State = Any
 
 
 def _activation(name: str) -> Callable[[jax.Array], jax.Array]:
@@ -76,64 +74,12 @@ def _sigmoid(x: jax.Array) -> jax.Array:
     return jnp.tanh(x * 0.5) * 0.5 + 0.5
 
 
-def _lanes(mask: jax.Array, array: jax.Array, axis: int) -> jax.Array:
-    """``mask`` (L,) shaped to broadcast along ``array``'s brain axis ``axis``."""
-    shape = [1] * array.ndim
-    shape[axis] = mask.shape[0]
-    return mask.reshape(shape)
-
-
-class JaxBrain:
-    """The pure functions of one template's JAX batch brain (see the module docstring).
-
-    ``PARAMS_AXIS`` and ``STATE_AXIS`` name the brain axis P of every params and state array
-    (last by default); :meth:`take` and :meth:`choose_state` work along them, so the episode
-    loop can hand a lane another brain and restart its state."""
-
-    PARAMS_AXIS = -1
-    STATE_AXIS = -1
-
-    def __init__(self, template: BrainTemplate):
-        self.template = template
-
-    def take(self, params: Params, index: jax.Array) -> Params:
-        """The params of brains ``index`` (L,), in that order."""
-        return jax.tree_util.tree_map(lambda a: jnp.take(a, index, axis=self.PARAMS_AXIS), params)
-
-    def choose_state(self, mask: jax.Array, fresh: State, state: State) -> State:
-        """``fresh`` where ``mask`` (L,) is true, ``state`` elsewhere (states without entries,
-        such as a stateless brain's (0, L), stay as they are)."""
-
-        def pick(new: jax.Array, old: jax.Array) -> jax.Array:
-            if old.size == 0:
-                return old
-            return jnp.where(_lanes(mask, old, self.STATE_AXIS), new, old)
-
-        return jax.tree_util.tree_map(pick, fresh, state)
-
-    def params(self, genomes: np.ndarray, dtype: Any) -> Params:
-        raise NotImplementedError
-
-    def initial_state(self, params: Params) -> State:
-        raise NotImplementedError
-
-    def step(
-        self, params: Params, state: State, inputs: jax.Array, noise: jax.Array | None = None
-    ) -> tuple[State, jax.Array]:
-        raise NotImplementedError
-
-    @property
-    def noise_size(self) -> int:
-        """Standard normal draws per brain and step (0: the brain draws no noise)."""
-        return 0
-
-
 class CTRNNJaxBrain(JaxBrain):
     """y <- clip(base + z·M [+ sigma·noise], low, high), out = tanh(y·T); M, T as the numpy
     brain pours them (delta_t folded into M, see ``ctrnn.py``)."""
 
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
-        batch = self.template.build_batch(genomes)
+        batch = self.template.batch_brain(genomes)
         assert isinstance(batch, CTRNNBatchBrain)
         count = genomes.shape[0]
         N = batch.plan.N
@@ -178,7 +124,7 @@ class FFNNJaxBrain(JaxBrain):
     """Stateless: act(x·W_l + b_l) per hidden layer, the output activation on the last."""
 
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
-        batch = self.template.build_batch(genomes)
+        batch = self.template.batch_brain(genomes)
         assert isinstance(batch, FFNNBatchBrain)
         return {
             "W": [_last(w, dtype) for w in batch.weights],
@@ -237,13 +183,6 @@ class LSTMJaxBrain(JaxBrain):
             cs.append(c)
         out = jnp.tanh(_matvec(x, params["O"]) + params["b_out"])
         return (jnp.stack(hs), jnp.stack(cs)), out.T
-
-
-JAX_BRAINS: dict[str, type[JaxBrain]] = {
-    "CTRNN": CTRNNJaxBrain,
-    "FFNN": FFNNJaxBrain,
-    "LSTM": LSTMJaxBrain,
-}
 
 
 def encode_inputs(io: SpaceAdapter, observations: jax.Array, dtype: Any) -> jax.Array:

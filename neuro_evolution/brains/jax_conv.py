@@ -12,18 +12,15 @@ part order.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.brains.base import JaxBrain, Params, State
 from neuro_evolution.brains.composed import ComposedTemplate
 from neuro_evolution.brains.conv import ConvBatchBrain, ConvTemplate
-from neuro_evolution.brains.jax_brains import JaxBrain, Params, State
-from neuro_evolution.support.errors import ConfigError
 
 
 def _convolve(x: jax.Array, kernel: jax.Array, stride: int, padding: int) -> jax.Array:
@@ -61,7 +58,7 @@ class ConvJaxBrain(JaxBrain):
     PARAMS_AXIS = 0  # (P, k, k, C, O) kernels: the batched product's layout
 
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
-        batch = self.template.build_batch(genomes)
+        batch = self.template.batch_brain(genomes)
         assert isinstance(batch, ConvBatchBrain)
         params = {}
         for name, array in batch.selection.full.items():
@@ -100,17 +97,12 @@ class ConvJaxBrain(JaxBrain):
 
 
 class ComposedJaxBrain(JaxBrain):
-    """The parts' JAX brains in order (see the module docstring)."""
+    """The parts' JAX brains in order (see the module docstring); each part's template makes
+    its own (``ComposedTemplate.jax_brain`` has checked that every part has one)."""
 
-    def __init__(self, template: Any, make_part: Callable[[BrainTemplate], JaxBrain]):
+    def __init__(self, template: ComposedTemplate):
         super().__init__(template)
-        assert isinstance(template, ComposedTemplate)
-        self.parts = []
-        for number, part in enumerate(template.parts):
-            try:
-                self.parts.append(make_part(part))
-            except ConfigError as error:
-                raise ConfigError(f"brain.parts[{number}].type", error.message) from None
+        self.parts = [part.jax_brain() for part in template.parts]
 
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
         template = self.template

@@ -37,6 +37,7 @@ from neuro_evolution.brains.base import (
     Brain,
     BrainConfig,
     BrainTemplate,
+    JaxBrain,
     _unflatten,
 )
 from neuro_evolution.brains.input_scaling import NORMALIZE_DOC, fold_input_scaling, input_scaling
@@ -269,6 +270,16 @@ class LSTMTemplate(BrainTemplate[LSTMConfig, LSTMBrain]):
         brain.params[...] = genome
         self.scaled(brain.params)
 
-    def build_batch(self, genomes: np.ndarray) -> LSTMBatchBrain:
+    def batch_brain(self, genomes: np.ndarray) -> LSTMBatchBrain:
         genomes = self.check_genomes(genomes)
         return LSTMBatchBrain(self, genomes)
+
+    def jax_brain(self) -> JaxBrain:
+        from neuro_evolution.brains.jax_brains import LSTMJaxBrain  # jax: an optional extra
+
+        return LSTMJaxBrain(self)
+
+    def export_step(self, brain: LSTMBrain, graph: Any, inputs: str) -> str:
+        from neuro_evolution.export.recurrent import lstm_step  # the export package's graph ops
+
+        return lstm_step(graph, self, brain, inputs)

@@ -35,8 +35,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.brains.jax_brains import JaxBrain, decode_actions, encode_inputs
+from neuro_evolution.brains.base import BrainTemplate, JaxBrain
+from neuro_evolution.brains.jax_brains import decode_actions, encode_inputs
 from neuro_evolution.evaluation.episode import EpisodeOutcome, EpisodeRunnerConfig
 from neuro_evolution.evaluation.jax_envs import JaxEnv
 from neuro_evolution.optimizers.novelty import NoveltyConfig

@@ -62,7 +62,7 @@ def measure_lane_bytes(
         active = np.ones(count, dtype=bool)
         for _ in range(PROBE_STEPS):
             envs.step(neutral_actions, active)
-        brain = template.build_batch(np.zeros((count, template.genome_size)))
+        brain = template.batch_brain(np.zeros((count, template.genome_size)))
         brain.reset([np.random.default_rng(seed) for seed in range(count)])
         brain.step(np.asarray(observations, dtype=np.float64).reshape(count, -1), None)
         _, traced_peak = tracemalloc.get_traced_memory()

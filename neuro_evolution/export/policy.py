@@ -10,61 +10,22 @@ action decoding of ``brains/spaces.py`` (argmax + start for Discrete, ``low + (o
 (high - low)`` for a bounded Box, raw outputs for an unbounded one, ``out > 0`` for
 MultiBinary, one argmax per block for MultiDiscrete), cast to the action space's dtype.
 
-Built-in brain types export through :data:`BRAIN_STEPS`; a user's brain type exports when its
-template has a method ``export_step(brain, graph, inputs) -> outputs`` that adds its step to the
-:class:`~neuro_evolution.export.graph.PolicyGraph` (``inputs``: the name of the encoded float64
-input vector; returns the name of the output vector that ``io.decode`` maps to an action).
+The brain's step is its template's: ``template.export_step(brain, graph, inputs) -> outputs``
+adds it to the :class:`~neuro_evolution.export.graph.PolicyGraph` (``inputs``: the name of the
+encoded float64 input vector; returns the name of the output vector that ``io.decode`` maps to an
+action). A brain type whose template does not write it is refused in one line
+(``BrainTemplate.missing_form``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import gymnasium as gym
 import numpy as np
 
-from neuro_evolution.brains.base import Brain, BrainTemplate
+from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.brains.spaces import SpaceAdapter
 from neuro_evolution.core.normalization import ObservationScaler
-from neuro_evolution.export.feedforward import conv_step, ffnn_step
 from neuro_evolution.export.graph import PolicyGraph
-from neuro_evolution.export.recurrent import ctrnn_step, lstm_step
-from neuro_evolution.support.errors import UserError
-
-BrainStep = Callable[[PolicyGraph, Any, Any, str], str]
-
-
-def composed_step(graph: PolicyGraph, template: Any, brain: Any, x: str) -> str:
-    """Part i's outputs are part i+1's inputs; part i's names get the prefix ``part<i>.``."""
-    for number, (part, own) in enumerate(zip(template.parts, brain.parts)):
-        with graph.scope(f"part{number}."):
-            x = brain_step(graph, part, own, x)
-    return x
-
-
-BRAIN_STEPS: dict[str, BrainStep] = {
-    "CTRNN": ctrnn_step,
-    "FFNN": ffnn_step,
-    "LSTM": lstm_step,
-    "conv": conv_step,
-    "composed": composed_step,
-}
-
-
-def brain_step(graph: PolicyGraph, template: BrainTemplate, brain: Brain, x: str) -> str:
-    """Add one brain step to ``graph`` (built in, or the template's ``export_step`` hook)."""
-    name = template.config.type_name()
-    step = BRAIN_STEPS.get(name)
-    if step is not None and type(template).__module__.startswith("neuro_evolution.brains."):
-        return step(graph, template, brain, x)
-    hook = getattr(template, "export_step", None)
-    if hook is None:
-        raise UserError(
-            f"brain type {name} cannot be exported: its template has no export_step(brain, "
-            "graph, inputs) method (docs/export.md says how to add one)"
-        )
-    return str(hook(brain, graph, x))
 
 
 def scale_observation(graph: PolicyGraph, scaler: ObservationScaler) -> str:
@@ -128,6 +89,6 @@ def policy_graph(
     graph = PolicyGraph(str(dtype), tuple(observation_space.shape or ()))
     brain = template.build(genome)
     x = graph.OBSERVATION if scaler is None else scale_observation(graph, scaler)
-    outputs = brain_step(graph, template, brain, encode(graph, template.io, x))
+    outputs = template.export_step(brain, graph, encode(graph, template.io, x))
     decode(graph, template.io, outputs)
     return graph

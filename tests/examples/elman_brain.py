@@ -5,6 +5,10 @@
 
 Genome layout, in this order, every matrix row-major: W_in (hidden × inputs),
 W_rec (hidden × hidden), b (hidden), W_out (outputs × hidden).
+
+The template owns every form of the brain: the numpy brain (``new_brain``/``fill``, every
+handler), the batch brain (``batch_brain``, the vectorized handler), the JAX brain
+(``jax_brain``, the jax handler) and the export step (``export_step``, ``export``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,15 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from neuro_evolution.brains import Brain, BrainConfig, BrainTemplate, register_brain
+from neuro_evolution.brains import (
+    BatchBrain,
+    Brain,
+    BrainConfig,
+    BrainTemplate,
+    JaxBrain,
+    register_brain,
+)
+from neuro_evolution.brains.activations import RowSelection
 from neuro_evolution.brains.spaces import SpaceAdapter
 from neuro_evolution.core.schema import config_class, option
 from neuro_evolution.support.frozen import frozen_dataclass
@@ -25,6 +37,16 @@ class ElmanConfig(BrainConfig):
     """Options of the ``Elman`` brain: the config section ``{"type": "Elman", ...}``."""
 
     hidden_size: int = option(8, doc="hidden units of the Elman network", ge=1)
+
+
+def layout(hidden: int, io: SpaceAdapter) -> dict[str, tuple[int, ...]]:
+    """The genome layout: every weight array's name and shape, in genome order."""
+    return {
+        "w_in": (hidden, io.input_size),
+        "w_rec": (hidden, hidden),
+        "b": (hidden,),
+        "w_out": (io.output_size, hidden),
+    }
 
 
 class ElmanBrain(Brain):
@@ -55,6 +77,66 @@ class ElmanBrain(Brain):
         return {"hidden_state": self.h.copy()}
 
 
+def matvec(matrices: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """Row p: ``matrices[p] @ vectors[p]``, summed in the order of the single brain's ``@``."""
+    return np.matmul(matrices, vectors[:, :, None])[:, :, 0]
+
+
+class ElmanBatchBrain(BatchBrain):
+    """P Elman networks stepped together; brain i computes exactly what an ElmanBrain does."""
+
+    __slots__ = ("io", "rows", "h", "out")
+
+    def __init__(self, io: SpaceAdapter, weights: dict[str, np.ndarray]):
+        count, hidden = weights["b"].shape
+        self.io = io
+        self.rows = RowSelection(weights, count)  # the rows a step computes (``active``)
+        self.h = np.zeros((count, hidden))
+        self.out = np.zeros((count, io.output_size))
+
+    def reset(self, rngs: list[np.random.Generator]) -> None:
+        self.h[...] = 0.0
+        self.rows.reset()
+
+    def step(self, observations: np.ndarray, active: np.ndarray | None = None) -> np.ndarray:
+        rows = self.rows.select(active)
+        w = rows.params
+        x = rows.gather(self.io.encode_batch(observations))
+        h = np.tanh(matvec(w["w_in"], x) + matvec(w["w_rec"], rows.gather(self.h)) + w["b"])
+        rows.store(self.h, h)  # an inactive row keeps its state
+        rows.store(self.out, np.tanh(matvec(w["w_out"], h)))
+        return self.io.decode_batch(self.out)
+
+
+class ElmanJaxBrain(JaxBrain):
+    """P Elman networks as pure JAX functions, the brain axis P first. jax is an optional extra,
+    so ``jax.numpy`` is imported inside the methods (the module imports without it)."""
+
+    PARAMS_AXIS = 0
+    STATE_AXIS = 0
+
+    def params(self, genomes: np.ndarray, dtype: Any) -> dict[str, Any]:
+        import jax.numpy as jnp
+
+        assert isinstance(self.template, ElmanTemplate)
+        weights = self.template.stacked(genomes)
+        return {name: jnp.asarray(array, dtype=dtype) for name, array in weights.items()}
+
+    def initial_state(self, params: dict[str, Any]) -> Any:
+        import jax.numpy as jnp
+
+        return jnp.zeros_like(params["b"])
+
+    def step(self, params: dict[str, Any], state: Any, inputs: Any, noise: Any = None) -> Any:
+        import jax.numpy as jnp
+
+        def matvec(matrices: Any, vectors: Any) -> Any:
+            return jnp.einsum("pij,pj->pi", matrices, vectors, precision="highest")
+
+        h = jnp.tanh(matvec(params["w_in"], inputs) + matvec(params["w_rec"], state) + params["b"])
+        return h, jnp.tanh(matvec(params["w_out"], h))
+
+
 @register_brain("Elman", config=ElmanConfig)
 @frozen_dataclass(eq=False)
 class ElmanTemplate(BrainTemplate):
@@ -73,9 +155,8 @@ class ElmanTemplate(BrainTemplate):
         rng: np.random.Generator,
     ) -> ElmanTemplate:
         io = SpaceAdapter.from_spaces(observation_space, action_space)
-        hidden = config.hidden_size
-        size = hidden * io.input_size + hidden * hidden + hidden + io.output_size * hidden
-        return cls(config=config, io=io, genome_size=size)
+        shapes = layout(config.hidden_size, io).values()
+        return cls(config=config, io=io, genome_size=sum(int(np.prod(s)) for s in shapes))
 
     def new_brain(self) -> ElmanBrain:
         return ElmanBrain(self.io, self.config.hidden_size)
@@ -85,3 +166,35 @@ class ElmanTemplate(BrainTemplate):
         for array in (brain.w_in, brain.w_rec, brain.b, brain.w_out):
             array[...] = genome[offset : offset + array.size].reshape(array.shape)
             offset += array.size
+
+    def stacked(self, genomes: np.ndarray) -> dict[str, np.ndarray]:
+        """Every weight array of P genomes, stacked (P, ...): copies, never views."""
+        genomes = self.check_genomes(genomes)
+        weights, offset = {}, 0
+        for name, shape in layout(self.config.hidden_size, self.io).items():
+            size = int(np.prod(shape))
+            part = genomes[:, offset : offset + size]
+            weights[name] = part.reshape(len(genomes), *shape).copy()
+            offset += size
+        return weights
+
+    def batch_brain(self, genomes: np.ndarray) -> ElmanBatchBrain:
+        return ElmanBatchBrain(self.io, self.stacked(genomes))
+
+    def jax_brain(self) -> ElmanJaxBrain:
+        return ElmanJaxBrain(self)
+
+    def export_step(self, brain: ElmanBrain, graph: Any, inputs: str) -> str:
+        """h' = tanh(W_in·x + W_rec·h + b), out = tanh(W_out·h'), with h a state from zero
+        (``graph`` is a ``neuro_evolution.export.PolicyGraph``)."""
+        h = graph.state("hidden_state", np.zeros(self.config.hidden_size))
+        total = graph.add(
+            graph.add(
+                graph.matmul(graph.constant("w_in", brain.w_in), inputs),
+                graph.matmul(graph.constant("w_rec", brain.w_rec), h),
+            ),
+            graph.constant("b", brain.b),
+        )
+        new = graph.tanh(total)
+        graph.next_state(h, new)
+        return graph.tanh(graph.matmul(graph.constant("w_out", brain.w_out), new))

@@ -52,7 +52,6 @@ class JaxWorkerState:
 
     def __init__(self, template: BrainTemplate, spec: RunnerSpec, precision: str = "float32"):
         self.jax = import_extra("jax", "jax", option_path("handler"))
-        from neuro_evolution.brains.jax_lookup import jax_brain
         from neuro_evolution.evaluation.jax_envs import reset_keys
         from neuro_evolution.evaluation.jax_episodes import GenerationProgram
 
@@ -80,7 +79,7 @@ class JaxWorkerState:
         self._reset_keys = reset_keys
         with self._precision():
             env = spec.environment.make_jax_env()
-            brain = jax_brain(template)
+            brain = template.jax_brain()  # its type's JAX form, or a one-line ConfigError
             dtype = self.jax.numpy.float64 if precision == "float64" else self.jax.numpy.float32
             self.program = GenerationProgram(
                 template, brain, env, spec.episode_runner, dtype, spec.novelty

@@ -2,7 +2,7 @@
 
 Every episode of every individual runs at the same time, one lane per (episode k, individual i),
 k = 0 .. number_fitness_runs-1: lane k*P+i's env copy is reset with ``episode_seed(seeds[i], k)``,
-its brain (one batch brain of R*P copies, ``template.build_batch``) with ``brain_rng(seeds[i], k)``,
+its brain (one batch brain of R*P copies, ``template.batch_brain``) with ``brain_rng(seeds[i], k)``,
 and all lanes step together until every episode has ended. So a small population with several
 episodes each still fills the batch (CartPole, P=20, 5 episodes: 100 lanes for at most 500 steps,
 not 20 lanes for 5 x 500). A lane whose episode has ended is masked out: it accumulates no reward,
@@ -197,8 +197,9 @@ def lane_genomes(genomes: np.ndarray, start: int, stop: int) -> np.ndarray:
 
 def fallback_reason(template: BrainTemplate, spec: RunnerSpec) -> str:
     """Why this template/spec cannot run in lockstep ("" when it can)."""
-    if not template.supports_batch:
-        return f"brain type {template.config.type_name()} has no batch brain"
+    missing = template.missing_form("batch_brain")
+    if missing is not None:
+        return str(missing)
     if spec.novelty is not None:
         return "lockstep evaluation does not record behaviour for novelty"
     return lockstep_measures_reason(spec.measures)
@@ -291,7 +292,7 @@ class VectorizedWorkerState:
         measured = bool(self.spec.measures) and not context.validation
         parts, lane_values = [], []
         for start, stop in waves:  # lanes are independent: the waves' rows are the batch's rows
-            brain = self.template.build_batch(lane_genomes(genomes, start, stop))
+            brain = self.template.batch_brain(lane_genomes(genomes, start, stop))
             envs = self._lockstep_env(stop - start)
             measures = LaneMeasures(self.spec.measures, stop - start) if measured else None
             parts.append(
