@@ -22,10 +22,11 @@ from neuro_evolution.evaluation.history import FreshBox2DWorld, FreshMinAtarGame
 from neuro_evolution.run.experiment import Experiment
 
 CONFIGS = sorted((Path(__file__).resolve().parent.parent / "configs").glob("*.json"))
-GYMNASIUM_CONFIGS = [
+GYMNASIUM_CONFIGS = [  # a PBT config's env is its experiment's, a shipped config of its own
     path
     for path in CONFIGS
     if json.loads(path.read_text())["environment"].get("backend", "gymnasium") == "gymnasium"
+    and "pbt" not in json.loads(path.read_text())
 ]
 
 
