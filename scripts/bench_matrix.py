@@ -55,6 +55,7 @@ from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
 from neuro_evolution.optimizers.base import Evaluations
 from neuro_evolution.optimizers.bbob import Problem
 from neuro_evolution.support.atomic import atomic_write_text
+from neuro_evolution.support.errors import UserError
 from neuro_evolution.sweep.grid import parse_seeds
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -270,7 +271,11 @@ def run_episodes(name: str, task: EpisodeTask, seeds: list[int], args: Any) -> l
 
 def episode_scores(task: EpisodeTask, folder: Path, seeds: list[int]) -> list[float]:
     """Each seed's score read from its run's log (missing runs: nan, left out of the table)."""
-    runs = {int(run.config["random_seed"]): run for run in find_runs([folder])}
+    try:
+        found = find_runs([folder])
+    except UserError:  # nothing ran in this cell yet
+        found = []
+    runs = {int(run.config["random_seed"]): run for run in found}
     scores = []
     for seed in seeds:
         run = runs.get(seed)

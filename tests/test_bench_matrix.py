@@ -97,3 +97,11 @@ def test_a_cell_config_sets_the_tasks_target_generations_and_validation_period(m
     cartpole = matrix.cell_config("SNES", tasks["cartpole"], 10)
     shipped = matrix.json.loads((ROOT / "configs/cartpole.json").read_text())["validation"]
     assert cartpole["validation"]["every_generations"] == shipped["every_generations"]
+
+
+def test_an_episode_cell_that_never_ran_reads_as_not_run(matrix, tmp_path: Path) -> None:
+    """--report over a cell with no run directory gives nan per seed (a '-' in the table)."""
+    task = {task.name: task for task in matrix.TASKS}["cartpole"]
+    scores = matrix.episode_scores(task, tmp_path, [1, 2, 3])
+    assert len(scores) == 3 and all(math.isnan(score) for score in scores)
+    assert matrix.cell_text(scores, task) == "-"
