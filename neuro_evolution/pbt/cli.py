@@ -28,15 +28,12 @@ from neuro_evolution.cli import (
     StopRequest,
     add_override_arguments,
     apply_overrides,
-    error_line,
-    first_line,
     one_line_warnings,
     run_cli,
     stop_signals,
 )
 from neuro_evolution.config.tree import ExperimentConfig, config_to_dict, parse_config
 from neuro_evolution.evaluation.handlers import handler_names
-from neuro_evolution.evaluation.handlers.pool import RunPool
 from neuro_evolution.pbt.lineage import LINEAGE_FILE, STATE_FILE, PbtState, read_state
 from neuro_evolution.pbt.loop import PLOT_FILE, PbtLoop, PbtSetup, initial_state, score_key
 from neuro_evolution.pbt.section import PbtConfig, parse_pbt_section, split_pbt_data
@@ -45,9 +42,8 @@ from neuro_evolution.pbt.transfer import merge_entries, seeded_entries
 from neuro_evolution.run.directory import make_writable_directory
 from neuro_evolution.support.console import plural
 from neuro_evolution.support.errors import USER_ERRORS, ConfigError, UserError
-from neuro_evolution.sweep.cli import Progress, remove_empty
+from neuro_evolution.sweep.cli import Progress, say_generation_failed, start_pool
 from neuro_evolution.sweep.grid import read_config_data
-from neuro_evolution.sweep.pools import check_worker_modules, make_pool, worker_modules
 
 PROGRAM = "neuro_evolution.pbt"
 
@@ -144,22 +140,6 @@ def existing_state(folder: Path, setup: PbtSetup) -> PbtState | None:
     return None
 
 
-def start_pool(setup: PbtSetup, parallel: int, made: list[Path]) -> RunPool:
-    """The shared pool, its workers checked; a failed start removes the folders ``made``."""
-    section = parse_config(setup.experiment).evaluation
-    try:
-        pool = make_pool(section, parallel)
-        try:
-            check_worker_modules(getattr(pool, "client", None), worker_modules(section))
-        except BaseException:
-            pool.close()
-            raise
-    except BaseException:
-        remove_empty(made)
-        raise
-    return pool
-
-
 def report(loop: PbtLoop) -> list[str]:
     """The end-of-PBT lines."""
     setup, state, folder = loop.setup, loop.state, loop.folder
@@ -200,7 +180,7 @@ def run_pbt(
         "pass --out with a folder you can write in",
     )
     parallel = args.parallel_runs or section.runs
-    pool = start_pool(setup, parallel, made)
+    pool = start_pool(parse_config(setup.experiment).evaluation, parallel, made)
     try:
         state.write(folder)
         if not args.quiet:
@@ -227,13 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         except USER_ERRORS + (KeyboardInterrupt,):
             raise
         except Exception as error:  # a generation failed: every run keeps its checkpoint
-            error_line(PROGRAM, f"{type(error).__name__}: {first_line(error)}")
-            print(
-                f"{PROGRAM}: every run keeps its last checkpoint; run the same command again to "
-                "continue",
-                file=sys.stderr,
-                flush=True,
-            )
+            say_generation_failed(PROGRAM, error)
             return EXIT_FAILED
         if not loop.finished:
             print(

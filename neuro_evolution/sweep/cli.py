@@ -30,6 +30,8 @@ from neuro_evolution.cli import (
     stop_signals,
 )
 from neuro_evolution.evaluation.handlers import handler_names
+from neuro_evolution.evaluation.handlers.options import EvaluationConfig
+from neuro_evolution.evaluation.handlers.pool import RunPool
 from neuro_evolution.run.directory import make_writable_directory
 from neuro_evolution.support.console import plural
 from neuro_evolution.support.errors import USER_ERRORS, UserError
@@ -157,6 +159,32 @@ def remove_empty(made: list[Path]) -> None:
             break
 
 
+def start_pool(section: EvaluationConfig, parallel_runs: int, made: list[Path]) -> RunPool:
+    """The pool ``section`` names for ``parallel_runs`` open runs, its workers checked for the
+    modules they need; a refused start closes it and removes the folders ``made``."""
+    try:
+        pool = make_pool(section, parallel_runs)
+        try:
+            check_worker_modules(getattr(pool, "client", None), worker_modules(section))
+        except BaseException:
+            pool.close()
+            raise
+    except BaseException:
+        remove_empty(made)  # a refused start leaves no folder behind
+        raise
+    return pool
+
+
+def say_generation_failed(program: str, error: Exception) -> None:
+    """The lines of a failed generation: the error, and that every run keeps its checkpoint."""
+    error_line(program, f"{type(error).__name__}: {first_line(error)}")
+    print(
+        f"{program}: every run keeps its last checkpoint; run the same command again to continue",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     args = build_parser().parse_args(argv)
@@ -176,16 +204,7 @@ def main(argv: list[str] | None = None) -> int:
             "pass --out with a folder you can write in",
         )
         section = plans[0].config.evaluation
-        try:
-            pool = make_pool(section, args.parallel_runs or max(2, 4 * section.worker_count))
-            try:
-                check_worker_modules(getattr(pool, "client", None), worker_modules(section))
-            except BaseException:
-                pool.close()
-                raise
-        except BaseException:
-            remove_empty(made)  # a refused start leaves no folder behind
-            raise
+        pool = start_pool(section, args.parallel_runs or max(2, 4 * section.worker_count), made)
         parallel = args.parallel_runs or max(2, 4 * pool.slots)
         progress = Progress(len(plans), show=not args.quiet)
         try:
@@ -198,13 +217,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         except Exception as error:  # a generation failed: one line, every run keeps its checkpoint
             progress.close()
-            error_line(PROGRAM, f"{type(error).__name__}: {first_line(error)}")
-            print(
-                f"{PROGRAM}: every run keeps its last checkpoint; run the same command again to "
-                "continue",
-                file=sys.stderr,
-                flush=True,
-            )
+            say_generation_failed(PROGRAM, error)
             return EXIT_FAILED
         finally:
             progress.close()
