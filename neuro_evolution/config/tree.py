@@ -27,7 +27,7 @@ from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
 from neuro_evolution.evaluation.handlers.options import EvaluationConfig
 from neuro_evolution.evaluation.validation import ValidationConfig
-from neuro_evolution.observers.options import ObserversConfig
+from neuro_evolution.observers.options import ObserverList
 from neuro_evolution.optimizers.base import OptimizerConfig
 from neuro_evolution.optimizers.novelty import NoveltyConfig
 
@@ -67,9 +67,10 @@ class ExperimentConfig(ConfigBase):
         doc="held-out validation of the genome the run stands behind (the one meaning of "
         "'solved'); null: none",
     )
-    observers: ObserversConfig = option(
-        ObserversConfig(),
-        doc="mirror each generation's log row into TensorBoard / MLflow (never changes results)",
+    observers: ObserverList = option(
+        ObserverList(),
+        doc='list of observers mirroring each generation\'s log row, each {"type": a registered '
+        "observer (tensorboard, mlflow, ...), ...its options} (never changes results)",
     )
     hall_of_fame_size: int = option(10, doc="best genomes kept across generations", ge=1)
     imports: tuple[str, ...] = option(
