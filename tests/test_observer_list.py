@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 from helpers import small_config
 
-from neuro_evolution import train
+from neuro_evolution import replay, train
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.core.schema import ConfigError
+from neuro_evolution.observers.options import stored_observers
 from neuro_evolution.run.directory import read_log
 
 PLUGIN = "examples.columns_observer"
@@ -23,7 +24,7 @@ PLUGIN = "examples.columns_observer"
 
 def config_file(tmp_path: Path, observers: Any, **changes: Any) -> Path:
     path = tmp_path / "observed.json"
-    data = small_config(number_generations=3, observers=observers, **changes)
+    data = small_config(**{"number_generations": 3, "observers": observers, **changes})
     path.write_text(json.dumps(data))
     return path
 
@@ -64,6 +65,26 @@ def test_the_object_form_is_refused_in_one_line_that_shows_the_list_form(
         '[{"type": "tensorboard"}, {"type": "mlflow", "experiment": "e"}]'
     )
     assert not out.exists()
+
+
+def test_a_run_directory_stored_with_the_object_form_replays_and_resumes_unchanged(
+    tmp_path: Path,
+) -> None:
+    """A run written before the list form keeps ``{"tensorboard": null, "mlflow": null}`` in
+    its config.json: replay and resume read it as the list it means, so an existing run replays
+    to the same returns and extends; a stored object's set entries become list entries."""
+    config = config_file(tmp_path, [], number_generations=2)
+    run_dir = tmp_path / "run"
+    assert train.main([str(config), "--out", str(run_dir), "--quiet"]) == 0
+    returns = replay.replay(run_dir, episodes=2, rank=0)
+    stored = json.loads((run_dir / "config.json").read_text())
+    stored["observers"] = {"tensorboard": None, "mlflow": None}
+    (run_dir / "config.json").write_text(json.dumps(stored))
+    assert replay.replay(run_dir, episodes=2, rank=0) == returns
+    assert train.main(["--resume", str(run_dir), "--generations", "3", "--quiet"]) == 0
+    assert len(read_log(run_dir / "log.csv")) == 3
+    old = {"tensorboard": {"directory": "tb"}, "mlflow": None}
+    assert stored_observers(old) == [{"type": "tensorboard", "directory": "tb"}]
 
 
 @pytest.mark.parametrize(

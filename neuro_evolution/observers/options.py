@@ -95,6 +95,15 @@ def list_form(data: Mapping[str, Any]) -> str:
     return json.dumps(entries)
 
 
+def stored_observers(section: Any) -> Any:
+    """A run directory's stored ``observers`` in the list form: a run written before the list
+    form stored an object ``{"tensorboard": options or null, "mlflow": ...}``, whose set entries
+    become the list in that order (anything else is returned as it is)."""
+    if not isinstance(section, Mapping):
+        return section
+    return [{"type": name, **options} for name, options in section.items() if options is not None]
+
+
 def check_config_class(entry: Any, where: str) -> None:
     """A ConfigError unless the observer an entry names was registered with an
     :class:`ObserverConfig` subclass (its ``type`` is what the resolved config writes back)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.config.tree import ExperimentConfig, parse_config
+from neuro_evolution.config.tree import ExperimentConfig, parse_run_config
 from neuro_evolution.core.hall_of_fame import HallOfFame
 from neuro_evolution.core.normalization import ObservationScaler
 from neuro_evolution.evaluation.episode import EpisodeRunner, EvaluationResult, RunnerSpec
@@ -36,7 +36,7 @@ def load_run(run_dir: Path) -> tuple[ExperimentConfig, HallOfFame, BrainTemplate
     for name in (CONFIG_FILE, HALL_OF_FAME_FILE):
         if not (run_dir / name).is_file():
             raise UserError(f"{run_dir / name}: missing; is {run_dir} a run directory of train?")
-    config = parse_config(json.loads((run_dir / CONFIG_FILE).read_text()))
+    config = parse_run_config(json.loads((run_dir / CONFIG_FILE).read_text()))
     hall_of_fame, template = load_hall_of_fame(run_dir / HALL_OF_FAME_FILE)
     return config, hall_of_fame, template
 
