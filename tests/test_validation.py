@@ -92,13 +92,15 @@ def _write(tmp_path: Path, config: dict) -> Path:
     [
         ({"type": "CMA_ES", "population_size": 8}, True),
         ({"type": "MU_ES", "mu": 4, "lambda_": 8}, False),
+        ({"type": "NSGA2", "population_size": 4, "offspring_size": 8}, False),
     ],
 )
 def test_replay_validation_reproduces_the_logged_score(
     tmp_path: Path, capsys: pytest.CaptureFixture, optimizer: dict, normalize: bool
 ) -> None:
     """`replay --validation` on the candidate gives exactly the last logged validation mean,
-    for a center (CMA_ES, with observation normalization) and a hall-of-fame best (MU_ES)."""
+    for a center (CMA_ES, with observation normalization), a best parent (MU_ES) and a
+    hall-of-fame best (NSGA2 without objectives)."""
     config = small_config(
         optimizer=optimizer,
         number_generations=4,
@@ -115,7 +117,8 @@ def test_replay_validation_reproduces_the_logged_score(
     assert np.mean(returns) == log[-1]["validation_mean"]
     assert min(returns) == log[-1]["validation_min"]
     candidate, _ = load_candidate(run_dir / "candidate.npz")
-    assert candidate.source == ("center" if optimizer["type"] == "CMA_ES" else "hall_of_fame")
+    sources = {"CMA_ES": "center", "MU_ES": "best_parent", "NSGA2": "hall_of_fame"}
+    assert candidate.source == sources[optimizer["type"]]
     assert candidate.generation == 4 and candidate.score is not None
     assert candidate.score.mean == log[-1]["validation_mean"]
     assert (candidate.scaler is not None) == normalize
@@ -145,7 +148,7 @@ CANDIDATE_CASES: dict[str, tuple[dict, str]] = {
     "ARS": ({"population_size": 6, "top_b": 2}, "center"),
     "CEM": ({"population_size": 6, "elite_fraction": 0.5}, "center"),
     "COSYNE": ({"population_size": 8}, "generation_best"),
-    "MU_ES": ({"mu": 4, "lambda_": 8}, "hall_of_fame"),
+    "MU_ES": ({"mu": 4, "lambda_": 8}, "best_parent"),
     "NSGA2": ({"population_size": 4, "offspring_size": 8}, "hall_of_fame"),
     "MAP_ELITES": ({"batch_size": 6, "descriptors": QD_DESCRIPTORS}, "best_elite"),
     "CMA_ME": ({"emitters": 2, "batch_size": 4, "descriptors": QD_DESCRIPTORS}, "best_elite"),
@@ -177,8 +180,9 @@ def test_every_registered_optimizer_says_what_its_candidate_is() -> None:
 @pytest.mark.parametrize("name", sorted(CANDIDATE_CASES))
 def test_the_candidate_is_the_center_or_the_hall_of_fame_best(name: str) -> None:
     """After each generation the candidate is the optimizer's distribution mean (a genome no
-    sample equals), for GA, DE, PSO and COSYNE the best genome of that generation, or for MU_ES
-    and NSGA2 the highest-fitness genome the hall of fame holds."""
+    sample equals), for GA, DE, PSO and COSYNE the best genome of that generation, for MU_ES the
+    fittest parent (with re-evaluated parents and best selection: the generation's best), or
+    for NSGA2 without objectives the highest-fitness genome the hall of fame holds."""
     settings, source = CANDIDATE_CASES[name]
     config = parse_config(
         small_config(optimizer={"type": name, **settings}, number_generations=2, validation=None)
@@ -191,7 +195,7 @@ def test_the_candidate_is_the_center_or_the_hall_of_fame_best(name: str) -> None
             candidate = experiment.candidate()
             assert candidate.source == source and candidate.generation == generation
             hall_of_fame = experiment.hall_of_fame
-            if source == "generation_best":
+            if source in ("generation_best", "best_parent"):
                 asked, fitness = generation_asked[-1]
                 np.testing.assert_array_equal(candidate.genome, asked[int(np.argmax(fitness))])
             elif source == "center":

@@ -176,6 +176,8 @@ class MuPlusLambda(Optimizer):
     just selected, i.e. the currently adapted mutation strength.
     """
 
+    CANDIDATE_SOURCE = "best_parent"
+
     def __init__(self, config: MuEsConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed)
         if genome_size < 1:
@@ -223,6 +225,14 @@ class MuPlusLambda(Optimizer):
 
     def _asked_count(self) -> int:
         return 0 if self._asked_genomes is None else len(self._asked_genomes)
+
+    def center(self) -> np.ndarray | None:
+        """The fittest of the mu parents selected at the latest tell (None before it): with
+        re-evaluated parents, the best genome of the latest generation told. The best fitness
+        ever seen would stick to a genome that was lucky once on a noisy or capped return."""
+        if len(self._parent_genomes) == 0:
+            return None
+        return self._parent_genomes[int(np.argmax(self._parent_fitness))].copy()
 
     def _initial_population(self) -> tuple[np.ndarray, np.ndarray]:
         low, high = self.config.initial_gene_range
