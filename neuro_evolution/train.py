@@ -2,7 +2,8 @@
 
 A thin shell over :class:`neuro_evolution.run.experiment.Experiment`. Everything that can be checked
 at start-up is checked before a run directory is created: the config, the env id, the brain for
-the env's spaces, and a dry run of one env step.
+the env's spaces, a dry run of one env step, and the rest of the start-up checks
+(:mod:`neuro_evolution.run.start_up`, the same for sweep, pbt and library use).
 
 ``python -m neuro_evolution.train --resume RUN_DIR [--generations N] [--handler ...]`` continues
 a run exactly from its latest checkpoint (see :mod:`neuro_evolution.run.resume`). Resuming a run
@@ -23,14 +24,11 @@ traceback goes to ``failure.txt`` in the run directory.
 from __future__ import annotations
 
 import argparse
-import copy
 import shutil
 import sys
 import traceback
 from pathlib import Path
 
-from neuro_evolution.brains.composed import ComposedTemplate
-from neuro_evolution.brains.conv import ConvTemplate
 from neuro_evolution.cli import (
     EXIT_FAILED,
     ArgumentParser,
@@ -47,7 +45,6 @@ from neuro_evolution.cli import (
 from neuro_evolution.config.tree import load_config
 from neuro_evolution.evaluation.handlers.base import handler_names
 from neuro_evolution.evaluation.handlers.options import option_path
-from neuro_evolution.evaluation.wave_check import check_planned_waves, lockstep_chunks
 from neuro_evolution.run.checkpoint import TrainingStopped, checkpointer_of
 from neuro_evolution.run.directory import new_run_directory
 from neuro_evolution.run.experiment import Experiment
@@ -55,7 +52,7 @@ from neuro_evolution.run.lock import RunLock
 from neuro_evolution.run.resume import resume_experiment
 from neuro_evolution.run.summary import RunSummary
 from neuro_evolution.support.atomic import atomic_write_text
-from neuro_evolution.support.console import plural, warning
+from neuro_evolution.support.console import plural
 from neuro_evolution.support.errors import ConfigError, HandlerStartError
 
 PROGRAM = "neuro_evolution.train"
@@ -98,40 +95,6 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         parser.error("give exactly one of CONFIG (a new run) or --resume RUN_DIR (continue a run)")
     if args.resume is not None and args.out is not None:
         parser.error("--out cannot be used with --resume: a run continues in its own directory")
-
-
-def conv_on_vector_line(experiment: Experiment) -> str | None:
-    """A warning for a conv front end whose k x k kernels (k > 1) see a vector observation as
-    a one-row image: all rows but the middle one of every kernel see only padding."""
-    template = experiment.template
-    first = template.parts[0] if isinstance(template, ComposedTemplate) else template
-    if not isinstance(first, ConvTemplate) or first.image_shape[0] != 1:
-        return None
-    kernel = first.config.layers[0].kernel if first.config.layers else 1
-    if kernel <= 1:
-        return None
-    return (
-        f"brain: a conv front end on the observation of {experiment.config.environment.label}"
-        f" (a 1 x {first.image_shape[1]} image: a vector) gives its {kernel} x {kernel} kernels "
-        "only padding above and below it; conv is for (H, W, C) images, FFNN or CTRNN for "
-        "vectors"
-    )
-
-
-def check_start_up(experiment: Experiment) -> None:
-    """Refuse before any worker starts or anything is written what needs only the config, the
-    env's spaces and the machine (a lockstep wave that cannot fit in memory), and warn about
-    what is legal but most likely not meant (conv kernels over a vector)."""
-    config = experiment.config
-    line = conv_on_vector_line(experiment)
-    if line is not None:
-        warning(line, PROGRAM)
-    if lockstep_chunks(config.evaluation) is None:
-        return
-    asked = len(copy.deepcopy(experiment.optimizer).ask())  # a copy: the run's state is untouched
-    batch = max(asked, int(getattr(config.optimizer, "asked_size", 0)))
-    episodes = config.validation.episodes if config.validation is not None else 0
-    check_planned_waves(experiment.template, experiment.spec, config.evaluation, batch, episodes)
 
 
 def start_workers(experiment: Experiment) -> None:
@@ -290,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         experiment = Experiment(config, quiet=args.quiet)  # validates, builds, dry-runs
         run_dir = lock = None
         try:
-            check_start_up(experiment)
+            experiment.check(PROGRAM)  # the start-up checks: warnings, then refusals
             start_workers(experiment)  # before anything is written: a failure leaves nothing
             made = new_run_directory(args.config, args.out)
             lock = RunLock.acquire(made, PROGRAM)  # held to the end, past the experiment's
@@ -336,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
             print(finished_line(experiment, run_dir))
             return 0
         try:
-            check_start_up(experiment)
+            experiment.check(PROGRAM)  # with the restored state (e.g. a restart's population)
         except BaseException:
             experiment.close()
             raise

@@ -257,6 +257,11 @@ class BrainTemplate(ReadOnlyRecord, Generic[ConfigT, BrainT]):
         ``sizes`` must give it (the default)."""
         return None
 
+    def start_up_warnings(self, observation: str) -> list[str]:
+        """What is legal for this template but most likely not meant, one line each, for a run
+        on the observation of env ``observation`` (printed once at start-up); none by default."""
+        return []
+
     @property
     def supports_batch(self) -> bool:
         """Whether this type has a batch form (:meth:`batch_brain`)."""

@@ -227,6 +227,10 @@ class ComposedTemplate(BrainTemplate[ComposedConfig, ComposedBrain]):
         for part, own, piece in zip(self.parts, brain.parts, self.slices()):
             part.fill(own, genome[piece].copy())  # a copy: no part can keep a view of the genome
 
+    def start_up_warnings(self, observation: str) -> list[str]:
+        """The first part's: it is the part that sees the observation."""
+        return self.parts[0].start_up_warnings(observation)
+
     def missing_form(self, method: str) -> ConfigError | None:
         """The first part's refusal, naming the part (``brain.parts[1].type: ...``): a composed
         brain has a form when every part has it."""

@@ -284,6 +284,18 @@ class ConvTemplate(BrainTemplate[ConvConfig, ConvBrain]):
                 found["d"] = (slice(weights.stop, weights.stop + outputs), (outputs,))
         return found
 
+    def start_up_warnings(self, observation: str) -> list[str]:
+        """k x k kernels (k > 1) over a vector observation (a one-row image): all rows but the
+        middle one of every kernel see only padding."""
+        kernel = self.config.layers[0].kernel if self.config.layers else 1
+        if self.image_shape[0] != 1 or kernel <= 1:
+            return []
+        return [
+            f"brain: a conv front end on the observation of {observation} (a 1 x "
+            f"{self.image_shape[1]} image: a vector) gives its {kernel} x {kernel} kernels only "
+            "padding above and below it; conv is for (H, W, C) images, FFNN or CTRNN for vectors"
+        ]
+
     def new_brain(self) -> ConvBrain:
         return ConvBrain(self)
 

@@ -34,8 +34,16 @@ from neuro_evolution.cli import (
 )
 from neuro_evolution.config.tree import ExperimentConfig, config_to_dict, parse_config
 from neuro_evolution.evaluation.handlers import handler_names
-from neuro_evolution.pbt.lineage import LINEAGE_FILE, STATE_FILE, PbtState, read_state
-from neuro_evolution.pbt.loop import PLOT_FILE, PbtLoop, PbtSetup, initial_state, score_key
+from neuro_evolution.pbt.lineage import LINEAGE_FILE, RUNS_DIR, STATE_FILE, PbtState, read_state
+from neuro_evolution.pbt.loop import (
+    PLOT_FILE,
+    PbtLoop,
+    PbtSetup,
+    end_of_interval,
+    initial_state,
+    interval_plans,
+    score_key,
+)
 from neuro_evolution.pbt.section import PbtConfig, parse_pbt_section, split_pbt_data
 from neuro_evolution.pbt.space import parse_space
 from neuro_evolution.pbt.transfer import merge_entries, seeded_entries
@@ -44,6 +52,7 @@ from neuro_evolution.support.console import plural
 from neuro_evolution.support.errors import USER_ERRORS, ConfigError, UserError
 from neuro_evolution.sweep.cli import Progress, say_generation_failed, start_pool
 from neuro_evolution.sweep.grid import read_config_data
+from neuro_evolution.sweep.start_up import StartUpChecks
 
 PROGRAM = "neuro_evolution.pbt"
 
@@ -158,6 +167,11 @@ def report(loop: PbtLoop) -> list[str]:
     ]
 
 
+def open_runs(args: argparse.Namespace, parallel: int, slots: int) -> int:
+    """Runs open at once: ``--parallel-runs``, else every run, at most 4 per worker slot."""
+    return parallel if args.parallel_runs is not None else min(parallel, max(2, 4 * slots))
+
+
 def run_pbt(
     args: argparse.Namespace, should_stop: Callable[[], bool], say: Callable[[str], None]
 ) -> PbtLoop:
@@ -173,22 +187,25 @@ def run_pbt(
             f"pbt: {section.runs} runs x {setup.intervals} intervals of {section.interval} "
             f"generations, exploring {keys}"
         )
+    evaluation = parse_config(setup.experiment).evaluation
+    parallel = args.parallel_runs or section.runs
+    checks = StartUpChecks(PROGRAM, open_runs(args, parallel, evaluation.worker_count))
+    plans = interval_plans(setup, state, end_of_interval(setup, state))
+    checks.check_new_runs(plans, folder / RUNS_DIR)  # the new runs, before anything is made
     made = [path for path in (folder, *folder.parents) if not path.exists()]
     make_writable_directory(
         folder,
         "--out" if args.out else "pbt/ (the default PBT folder, under the working directory)",
         "pass --out with a folder you can write in",
     )
-    parallel = args.parallel_runs or section.runs
-    pool = start_pool(parse_config(setup.experiment).evaluation, parallel, made)
+    pool = start_pool(evaluation, parallel, made)
     try:
         state.write(folder)
         if not args.quiet:
             say(f"pbt: {section.runs} runs in {folder}; {pool.describe()}")
-        if args.parallel_runs is None:
-            parallel = min(parallel, max(2, 4 * pool.slots))
+        parallel = checks.parallel_runs = open_runs(args, parallel, pool.slots)
         progress = None if args.quiet else (lambda total: Progress(total, show=True))
-        loop = PbtLoop(setup, folder, state, pool, parallel, should_stop, say, progress)
+        loop = PbtLoop(setup, folder, state, pool, parallel, should_stop, say, progress, checks)
         loop.run()
     finally:
         pool.close()

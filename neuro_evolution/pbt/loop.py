@@ -47,6 +47,7 @@ from neuro_evolution.pbt.transfer import SeededEntries, copy_run
 from neuro_evolution.run.directory import LOG_FILE, read_log
 from neuro_evolution.sweep.grid import RunPlan
 from neuro_evolution.sweep.scheduler import Sweep, SweepSummary
+from neuro_evolution.sweep.start_up import StartUpChecks
 
 PLOT_FILE = "pbt.png"
 PLOT_SECONDS = 30.0  # pbt.png is redrawn at an interval's end at most this often, and at the end
@@ -94,6 +95,19 @@ def initial_state(setup: PbtSetup) -> PbtState:
     return PbtState(setup.hash, 0, generator_state(rng), configs, lineage=lineage)
 
 
+def end_of_interval(setup: PbtSetup, state: PbtState) -> int:
+    """The generation the current interval of ``state`` ends at."""
+    return (state.intervals_done + 1) * setup.section.interval
+
+
+def interval_plans(setup: PbtSetup, state: PbtState, end: int) -> list[RunPlan]:
+    """The sweep plans of every run of ``state``, trained to generation ``end``."""
+    return [
+        RunPlan(name, (), int(data["random_seed"]), setup.run_config(data, end))
+        for name, data in state.configs.items()
+    ]
+
+
 def score_key(score: float | None) -> float:
     """A score to rank by (no validation, or NaN, ranks last)."""
     return -math.inf if score is None or math.isnan(score) else score
@@ -116,6 +130,7 @@ class PbtLoop:
         should_stop: Callable[[], bool],
         say: Callable[[str], None],
         progress: Callable[[int], Callable[[Sweep], None]] | None = None,
+        checks: StartUpChecks | None = None,
     ) -> None:
         self.setup = setup
         self.folder = Path(folder)
@@ -125,6 +140,7 @@ class PbtLoop:
         self.should_stop = should_stop
         self.say = say
         self.progress = progress
+        self.checks = checks  # the runs' start-up checks (None: each sweep session's own)
         self.busy_seconds = 0.0
         self.wall_time = 0.0
         self.finished = False
@@ -133,7 +149,7 @@ class PbtLoop:
     @property
     def end(self) -> int:
         """The generation the current interval ends at."""
-        return (self.state.intervals_done + 1) * self.setup.section.interval
+        return end_of_interval(self.setup, self.state)
 
     def run(self) -> bool:
         """Train to the end (True) or until a stop is requested (False, state saved); the
@@ -165,11 +181,7 @@ class PbtLoop:
 
     def train_interval(self) -> bool:
         """One sweep session: every run to the interval's end; False when it was stopped."""
-        end = self.end
-        plans = [
-            RunPlan(name, (), int(data["random_seed"]), self.setup.run_config(data, end))
-            for name, data in self.state.configs.items()
-        ]
+        plans = interval_plans(self.setup, self.state, self.end)
         on_progress = self.progress(len(plans)) if self.progress else None
         sweep = Sweep(
             plans,
@@ -179,6 +191,7 @@ class PbtLoop:
             self.should_stop,
             on_progress,
             train_past_target=True,
+            checks=self.checks,
         )
         summary: SweepSummary = sweep.run()
         close = getattr(on_progress, "close", None)

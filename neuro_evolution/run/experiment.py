@@ -29,13 +29,10 @@ from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EvaluationContext, EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers import handler_from_config
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
+from neuro_evolution.evaluation.handlers.options import EvaluationConfig
 from neuro_evolution.evaluation.validation import ValidationScore, reached
 from neuro_evolution.measures.base import MeasureConfig
-from neuro_evolution.measures.results import (
-    check_measures_fit,
-    check_step_measures,
-    result_measures,
-)
+from neuro_evolution.measures.results import result_measures
 from neuro_evolution.observers import install_observers
 from neuro_evolution.optimizers.base import Evaluations, Optimizer
 from neuro_evolution.optimizers.cost import optimizer_cost_warning
@@ -44,6 +41,14 @@ from neuro_evolution.optimizers.novelty import NoveltyArchive
 from neuro_evolution.run.checkpoint import checkpointer_of, install_checkpoints
 from neuro_evolution.run.directory import Candidate, LogRow, RunDirectory
 from neuro_evolution.run.lock import LOCK_FILE, RunLock
+from neuro_evolution.run.start_up import (
+    LIBRARY,
+    WarningLine,
+    check_start_up,
+    dry_run,
+    say_warnings,
+    start_up_warnings,
+)
 from neuro_evolution.run.summary import RunSummary, ValidatedGeneration
 from neuro_evolution.support.errors import PerformanceWarning, UserError
 from neuro_evolution.support.seeds import (
@@ -144,7 +149,10 @@ def refuse_or_clear(path: Path, overwrite: bool) -> None:
 
 
 class Experiment:
-    """One training run. Checks everything it can at construction (dry run included).
+    """One training run. It checks at construction what building it needs (config, template,
+    optimizer, a dry run), and with :meth:`check` the rest of the set-up checks
+    (:mod:`neuro_evolution.run.start_up`), before a new run directory is attached or the
+    handler starts, whichever comes first.
 
     With ``run_dir`` it writes what ``train`` writes there (config, log, candidate, hall of
     fame, plot, checkpoints and ``training_status.json``), so ``resume_experiment(run_dir)`` and
@@ -180,16 +188,7 @@ class Experiment:
             measures=measures,
         )
         self.observation_statistics = self._observation_statistics()
-        runner = self.spec.make()
-        try:
-            path = f"optimizer.{self.optimizer.MEASURES_FIELD}"
-            if measures:
-                check_measures_fit(measures, runner.env, path)
-            runner.dry_run(self.template)
-            if measures:
-                check_step_measures(measures, runner.env, path)
-        finally:
-            runner.close()
+        dry_run(self.template, self.spec, f"optimizer.{self.optimizer.MEASURES_FIELD}")
         if measures and self.observation_statistics:
             self.optimizer.keep_scalers(self.observation_statistics.size)
         self.hall_of_fame = HallOfFame(
@@ -204,6 +203,9 @@ class Experiment:
         self.elapsed_before = 0.0  # wall time of earlier sessions of this run (resume)
         self._owns_handler = handler is None
         self.handler = handler if handler is not None else handler_from_config(config.evaluation)
+        # the section the handler runs, for the start-up checks (None: a handler passed in)
+        self.handler_section = config.evaluation if handler is None else None
+        self.checked = False  # whether check() ran
         self._started = False
         self._cost_checked = False
         self._clock_start = 0.0
@@ -244,8 +246,11 @@ class Experiment:
     ) -> None:
         """Write results and checkpoints into ``run_dir`` from now on (the resolved config at
         once), holding its lock (``lock``, or one taken now). A new run needs an empty directory
-        (``overwrite``: its files are deleted); ``resumed`` lists the checkpoints of the run
-        being continued. ``should_stop`` is polled after each generation (see Checkpointer)."""
+        (``overwrite``: its files are deleted) and passes :meth:`check` first; ``resumed`` lists
+        the checkpoints of the run being continued. ``should_stop`` is polled after each
+        generation (see Checkpointer)."""
+        if resumed is None and not self.checked:
+            self.check()
         path = Path(run_dir)
         lock = lock if lock is not None else RunLock.acquire(path)
         try:
@@ -338,9 +343,34 @@ class Experiment:
         context = EvaluationContext(observation_scaler=candidate.scaler, validation=True)
         return EvaluationRequest(genomes, seeds, context)
 
+    def check(
+        self,
+        program: str = LIBRARY,
+        warn: bool = True,
+        evaluation: EvaluationConfig | None = None,
+        parallel_runs: int = 1,
+    ) -> list[WarningLine]:
+        """Run the start-up checks (:mod:`neuro_evolution.run.start_up`) on the run as it is
+        now: print (``warn``; ``program`` prefixes the lines) and return the warnings, then
+        refuse in one line what cannot work. ``evaluation`` is the section the handler runs
+        (default :attr:`handler_section`), shared by ``parallel_runs`` runs. :meth:`start` and
+        a new run's :meth:`attach_run_directory` call it when it has not run yet."""
+        section = evaluation if evaluation is not None else self.handler_section
+        lines = start_up_warnings(self.config, self.template, self.spec, section, program)
+        if warn:
+            say_warnings(lines)
+        check_start_up(
+            self.config, self.template, self.spec, self.optimizer, section, parallel_runs
+        )
+        self.checked = True
+        return lines
+
     def start(self) -> None:
-        """Start the handler's workers (done by the first ``step`` if not called)."""
+        """Start the handler's workers (done by the first ``step`` if not called), after
+        :meth:`check` if it has not run yet."""
         if not self._started:
+            if not self.checked:
+                self.check()
             self.handler.start(self.template, self.spec)
             self._started = True
             self._clock_start = time.perf_counter()

@@ -2,9 +2,11 @@
 
 Every (settings, seed) combination is an ordinary run directory under ``--out`` (default
 ``sweeps/<config-name>``), named by its settings, e.g. ``optimizer.sigma=0.1/seed-3``; ``replay``
-and ``train --resume`` work on it. The runs share the pool of one handler: one process pool
-(``--handler mp``, the default), one Dask cluster (``--handler dask [--scheduler ADDRESS]``;
-this process writes every file), or this process (``sequential``, ``vectorized``, ``jax``).
+and ``train --resume`` work on it. Every new run passes the start-up checks of ``train``
+(:mod:`neuro_evolution.run.start_up`) before the sweep folder or any worker exists. The runs
+share the pool of one handler: one process pool (``--handler mp``, the default), one Dask
+cluster (``--handler dask [--scheduler ADDRESS]``; this process writes every file), or this
+process (``sequential``, ``vectorized``, ``jax``).
 
 Stopping: the first Ctrl-C (or SIGTERM) lets every open run finish its generation and write a
 checkpoint, then exits 130 (143); a second one stops at once. Running the same command again
@@ -46,6 +48,7 @@ from neuro_evolution.sweep.grid import (
 )
 from neuro_evolution.sweep.pools import check_worker_modules, make_pool, worker_modules
 from neuro_evolution.sweep.scheduler import Sweep, SweepSummary
+from neuro_evolution.sweep.start_up import StartUpChecks
 
 PROGRAM = "neuro_evolution.sweep"
 
@@ -195,6 +198,9 @@ def main(argv: list[str] | None = None) -> int:
             raise UserError(f"--parallel-runs must be >= 1, got {args.parallel_runs}")
         plans = plans_from_arguments(args)
         directory = args.out or Path("sweeps") / args.config.stem
+        section = plans[0].config.evaluation
+        checks = StartUpChecks(PROGRAM, args.parallel_runs or max(2, 4 * section.worker_count))
+        checks.check_new_runs(plans, directory)  # every new run, before anything is made
         made = [path for path in (directory, *directory.parents) if not path.exists()]
         make_writable_directory(  # before any worker starts: one line, nothing made
             directory,
@@ -203,14 +209,15 @@ def main(argv: list[str] | None = None) -> int:
             else "sweeps/ (the default sweep folder, under the working directory)",
             "pass --out with a folder you can write in",
         )
-        section = plans[0].config.evaluation
-        pool = start_pool(section, args.parallel_runs or max(2, 4 * section.worker_count), made)
-        parallel = args.parallel_runs or max(2, 4 * pool.slots)
+        pool = start_pool(section, checks.parallel_runs, made)
+        parallel = checks.parallel_runs = args.parallel_runs or max(2, 4 * pool.slots)
         progress = Progress(len(plans), show=not args.quiet)
         try:
             if not args.quiet:
                 print(f"sweep: {len(plans)} runs in {directory}; {pool.describe()}", flush=True)
-            runner = Sweep(plans, directory, pool, parallel, request.requested, progress)
+            runner = Sweep(
+                plans, directory, pool, parallel, request.requested, progress, checks=checks
+            )
             with stop_signals(request), request.graceful(), one_line_warnings(PROGRAM):
                 summary = runner.run()
         except USER_ERRORS + (KeyboardInterrupt,):

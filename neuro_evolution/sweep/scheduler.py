@@ -3,6 +3,7 @@
 Every run is an ordinary :class:`~neuro_evolution.run.experiment.Experiment` with its own run
 directory and checkpoints; its generations run as :meth:`Experiment.generation_work`, the code
 ``train`` runs, so a run's files equal those of ``train`` on its config alone (wall time aside).
+Every run passes its start-up checks (:mod:`~neuro_evolution.sweep.start_up`) before it starts.
 Up to ``parallel_runs`` runs are open at once; whenever a run's request completes, its
 coroutine is sent the results at once and its next request is queued, without waiting for
 other runs.
@@ -34,6 +35,7 @@ from neuro_evolution.run.resume import changed_keys, read_run_config, resume_exp
 from neuro_evolution.run.status import STATUS_FILE
 from neuro_evolution.support.errors import UserError
 from neuro_evolution.sweep.grid import RunPlan
+from neuro_evolution.sweep.start_up import StartUpChecks
 
 WAIT_SECONDS = 0.25  # how often the loop looks at a stop request while chunks are out
 PLOT_SECONDS = 30.0  # a run's fitness.png is redrawn at most this often (and at its end)
@@ -80,6 +82,7 @@ class Sweep:
         should_stop: Callable[[], bool] | None = None,
         on_progress: Callable[[Sweep], None] | None = None,
         train_past_target: bool = False,
+        checks: StartUpChecks | None = None,
     ) -> None:
         self.plans = plans
         self.directory = Path(directory)
@@ -89,6 +92,8 @@ class Sweep:
         self.on_progress = on_progress or (lambda sweep: None)
         # True: a run that reached validation.target trains on to number_generations (PBT)
         self.train_past_target = train_past_target
+        # every run's start-up checks, before it starts (the new runs: checked before, too)
+        self.checks = checks or StartUpChecks("neuro_evolution.sweep", self.parallel_runs)
         self.summary = SweepSummary(slots=pool.slots)
         self.open: dict[int, OpenRun] = {}  # ticket of its request in flight -> run
         self.closing: list[tuple[OpenRun, list[str]]] = []  # ended, not yet closed
@@ -123,11 +128,17 @@ class Sweep:
                 experiment.close()
                 self.note_end(plan, experiment, self.summary.skipped)
                 return None
+            try:
+                self.checks.check(plan, experiment)
+            except BaseException:
+                experiment.close()
+                raise
             experiment.start()
         else:
             experiment = Experiment(plan.config, handler=handler)
             experiment.train_past_target = self.train_past_target
             try:
+                self.checks.check(plan, experiment)
                 experiment.start()
                 # overwrite: an earlier session stopped it before its first checkpoint
                 experiment.attach_run_directory(

@@ -20,9 +20,6 @@ import os
 
 from distributed import Client
 
-from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.evaluation.episode import RunnerSpec
-from neuro_evolution.evaluation.handlers import worker as worker_side
 from neuro_evolution.evaluation.handlers.base import (
     check_parallel_options,
     chunks_per_worker_for,
@@ -89,17 +86,6 @@ class DaskHandler(PoolHandler[DaskPool]):
             reconnect_seconds=self.reconnect_seconds,
             precision=self.precision,
         )
-
-    def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
-        """Connect (or start a LocalCluster) once, then register this run's plugin on all workers.
-
-        Calling ``start`` again keeps the cluster and replaces the plugin (new template/spec).
-        """
-        if self.vectorize == "jax":  # fail here, not on every worker
-            worker_side.make_worker_state(template, spec, "jax", self.precision).close()
-        elif self.vectorize:
-            worker_side.check_vectorize(template, spec)  # fail or warn here, not on every worker
-        super().start(template, spec)
 
     def describe(self) -> str:
         """Where the cluster is, how many workers it has and the dashboard link."""

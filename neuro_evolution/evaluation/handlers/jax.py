@@ -46,35 +46,46 @@ from neuro_evolution.support.seeds import episode_seeds
 PRECISIONS = ("float32", "float64")
 
 
+def check_jax_run(template: BrainTemplate, spec: RunnerSpec, precision: str) -> Any:
+    """The ``jax`` module, once what a run on the JAX path needs from the config and the
+    machine is there (one-line errors): the jax extra, a precision, a novelty behaviour the
+    path records, no per-episode measures, and a JAX form of the brain type."""
+    jax = import_extra("jax", "jax", option_path("handler"))
+    if precision not in PRECISIONS:
+        raise ConfigError(
+            option_path("precision"), f"must be float32 or float64, got {precision!r}"
+        )
+    if spec.novelty is not None and spec.novelty.behavior_source == "state":
+        raise ConfigError(
+            "novelty.behavior_source",
+            "the JAX path records the action or the observation, not env.unwrapped.state; "
+            "use action or observation, or another evaluation handler",
+        )
+    if spec.measures:
+        # objectives (NSGA2) carry a sense, QD descriptors do not
+        objectives = all(hasattr(measure, "sense") for measure in spec.measures)
+        field = "objectives" if objectives else "descriptors"
+        what = "NSGA2 objectives" if objectives else "QD descriptors"
+        raise ConfigError(
+            f"optimizer.{field}",
+            f"the JAX path computes no per-episode measures ({what}); use the "
+            "sequential, mp, dask or vectorized handler",
+        )
+    missing = template.missing_form("jax_brain")
+    if missing is not None:
+        raise missing
+    return jax
+
+
 class JaxWorkerState:
     """A worker's long-lived JAX state: env, brain functions, compiled programs (the API of
     :class:`~neuro_evolution.evaluation.handlers.base.WorkerState`)."""
 
     def __init__(self, template: BrainTemplate, spec: RunnerSpec, precision: str = "float32"):
-        self.jax = import_extra("jax", "jax", option_path("handler"))
+        self.jax = check_jax_run(template, spec, precision)
         from neuro_evolution.evaluation.jax_envs import reset_keys
         from neuro_evolution.evaluation.jax_episodes import GenerationProgram
 
-        if precision not in PRECISIONS:
-            raise ConfigError(
-                option_path("precision"), f"must be float32 or float64, got {precision!r}"
-            )
-        if spec.novelty is not None and spec.novelty.behavior_source == "state":
-            raise ConfigError(
-                "novelty.behavior_source",
-                "the JAX path records the action or the observation, not env.unwrapped.state; "
-                "use action or observation, or another evaluation handler",
-            )
-        if spec.measures:
-            # objectives (NSGA2) carry a sense, QD descriptors do not
-            objectives = all(hasattr(measure, "sense") for measure in spec.measures)
-            field = "objectives" if objectives else "descriptors"
-            what = "NSGA2 objectives" if objectives else "QD descriptors"
-            raise ConfigError(
-                f"optimizer.{field}",
-                f"the JAX path computes no per-episode measures ({what}); use the "
-                "sequential, mp, dask or vectorized handler",
-            )
         self.template, self.spec, self.precision = template, spec, precision
         self._reset_keys = reset_keys
         with self._precision():

@@ -353,10 +353,9 @@ class MultiprocessingHandler(PoolHandler[ProcessPool]):
 
     def start(self, template: BrainTemplate, spec: RunnerSpec) -> None:
         """Start the pool with the run; every worker builds its state before this returns (errors
-        surface here). Calling ``start`` again (a new template or spec) replaces the pool."""
+        surface here). Calling ``start`` again (a new template or spec) replaces the pool. What
+        needs no worker was checked before, by the run (:mod:`neuro_evolution.run.start_up`)."""
         self.close()
-        if self.vectorize:
-            worker.check_vectorize(template, spec)  # fail or warn here, not in every worker
         self._pool = self.new_pool(preload={RUN: (template, spec)})
 
     def describe(self) -> str:

@@ -18,7 +18,8 @@ Per-episode observation, action and reward measures (QD descriptors) are compute
 (``template.supports_batch`` false), or a run that records behaviour for novelty or info or
 function measures, falls back to the per-individual loop of
 :class:`~neuro_evolution.evaluation.handlers.base.WorkerState` with one ``warning:`` line
-(printed once, by the process that starts the workers): same results, no speed-up.
+(printed once, by the run's start-up check, :mod:`neuro_evolution.run.start_up`): same
+results, no speed-up.
 """
 
 from __future__ import annotations
@@ -205,9 +206,14 @@ def fallback_reason(template: BrainTemplate, spec: RunnerSpec) -> str:
     return lockstep_measures_reason(spec.measures)
 
 
+def fallback_line(reason: str) -> str:
+    """The text of the one ``warning:`` line of a fallback to the per-individual loop."""
+    return f"vectorized evaluation falls back to one individual at a time: {reason}"
+
+
 def warn_about_fallback(reason: str) -> None:
-    """The one ``warning:`` line of a fallback to the per-individual loop."""
-    warning(f"vectorized evaluation falls back to one individual at a time: {reason}")
+    """Print the one ``warning:`` line of a fallback to the per-individual loop."""
+    warning(fallback_line(reason))
 
 
 class VectorizedWorkerState:
@@ -237,7 +243,7 @@ class VectorizedWorkerState:
         self.sync_reason = "sync mode was asked for"
         self.fallback_reason = fallback_reason(template, spec)
         if self.fallback_reason:
-            if announce:  # a pool's workers do not: their parent warns once
+            if announce:  # a handler's states do not: the run's start-up check warns once
                 warn_about_fallback(self.fallback_reason)
             self.fallback = WorkerState(template, spec)
             return
@@ -369,7 +375,9 @@ class VectorizedHandler(InProcessHandler):
         self.mode = mode
 
     def make_state(self, template: BrainTemplate, spec: RunnerSpec) -> VectorizedWorkerState:
-        return VectorizedWorkerState(template, spec, self.mode)
+        """The run's state, silent about a fallback: the run's start-up check warns once
+        (:mod:`neuro_evolution.run.start_up`)."""
+        return VectorizedWorkerState(template, spec, self.mode, announce=False)
 
     def pool_label(self) -> str:
         return f"vectorized: lockstep in this process ({self.mode})"

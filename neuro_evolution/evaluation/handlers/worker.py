@@ -70,20 +70,6 @@ def make_worker_state(
     return WorkerState(template, spec)
 
 
-def check_vectorize(template: BrainTemplate, spec: RunnerSpec) -> None:
-    """In the process that starts the workers: fail now if lockstep evaluation is missing or a
-    wave of ``max_lanes`` cannot fit, and print the one warning of a fallback (the workers
-    themselves stay silent)."""
-    state_class = vectorized_state_class()
-    from neuro_evolution.evaluation.handlers.vectorized import fallback_reason, warn_about_fallback
-
-    reason = fallback_reason(template, spec)
-    if reason:
-        warn_about_fallback(reason)
-    elif spec.max_lanes is not None:  # refuse a wave that cannot fit here, before the workers
-        state_class(template, spec, announce=False).close()
-
-
 # --- multiprocessing worker processes -------------------------------------------------------
 RunSetup = tuple[BrainTemplate, RunnerSpec, bool | str]  # template, spec, vectorize
 TimedResults = tuple[list[EvaluationResult], float]  # a chunk's results, seconds it took
