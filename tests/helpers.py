@@ -33,6 +33,8 @@ from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, EvaluationResult, RunnerSpec
 from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
 from neuro_evolution.evaluation.wrappers import REWARD_OFFSET
+from neuro_evolution.pbt import cli as pbt_cli
+from neuro_evolution.pbt.lineage import STATE_FILE
 from neuro_evolution.run.directory import LogRow, read_log
 from neuro_evolution.run.experiment import template_for_env
 from neuro_evolution.support.atomic import load_npz
@@ -716,3 +718,23 @@ def pbt_run_files(folder: Path) -> dict[str, Any]:
             },
         }
     return files
+
+
+def rows_logged(folder: Path) -> int:
+    """The most generations any run of the PBT in ``folder`` has logged."""
+    logs = list((folder / "runs").glob("*/log.csv"))
+    return max((log.read_text().count("\n") - 1 for log in logs), default=0)
+
+
+def stopped_then_resumed(config: Path, out: Path, handler: list[str]) -> None:
+    """Stop the PBT once a run logged generation 3 (mid-interval 2; the sweep's should_stop),
+    check that it stopped there, then run the same command to its end."""
+    command = [str(config), "--out", str(out), "--quiet", *handler]
+    loop = pbt_cli.run_pbt(
+        pbt_cli.build_parser().parse_args(command), lambda: rows_logged(out) >= 3, lambda _: None
+    )
+    assert not loop.finished
+    state = json.loads((out / STATE_FILE).read_text())
+    assert state["intervals_done"] == 1 and state["pending"] is None
+    assert 3 <= rows_logged(out) < 6, "stopped inside the second interval"
+    assert pbt_cli.main(command) == 0

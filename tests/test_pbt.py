@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import pbt_config_data, pbt_run_files, write_json
+from helpers import pbt_config_data, pbt_run_files, stopped_then_resumed, write_json
 
 from neuro_evolution import compare
 from neuro_evolution.pbt import cli as pbt_cli
-from neuro_evolution.pbt.lineage import STATE_FILE
 
 
 @pytest.fixture(scope="module")
@@ -28,26 +27,6 @@ def straight(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]
     with contextlib.redirect_stdout(printed):
         assert pbt_cli.main([str(config), "--out", str(out), "--handler", "sequential"]) == 0
     return config, out, printed.getvalue()
-
-
-def rows_logged(folder: Path) -> int:
-    """The most generations any run of the PBT in ``folder`` has logged."""
-    logs = list((folder / "runs").glob("*/log.csv"))
-    return max((log.read_text().count("\n") - 1 for log in logs), default=0)
-
-
-def stopped_then_resumed(config: Path, out: Path, handler: list[str]) -> None:
-    """Stop the PBT once a run logged generation 3 (mid-interval 2; the sweep's should_stop),
-    check that it stopped there, then run the same command to its end."""
-    command = [str(config), "--out", str(out), "--quiet", *handler]
-    loop = pbt_cli.run_pbt(
-        pbt_cli.build_parser().parse_args(command), lambda: rows_logged(out) >= 3, lambda _: None
-    )
-    assert not loop.finished
-    state = json.loads((out / STATE_FILE).read_text())
-    assert state["intervals_done"] == 1 and state["pending"] is None
-    assert 3 <= rows_logged(out) < 6, "stopped inside the second interval"
-    assert pbt_cli.main(command) == 0
 
 
 def test_a_pbt_stopped_mid_interval_resumes_to_a_straight_runs_lineage_and_logs(
