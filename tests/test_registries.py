@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 REGISTRIES = {
     "brains": ("neuro_evolution.brains.base", "BRAINS"),
     "optimizers": ("neuro_evolution.optimizers.base", "OPTIMIZERS"),
-    "handlers": ("neuro_evolution.evaluation.handlers.base", "HANDLERS"),
+    "handlers": ("neuro_evolution.evaluation.handlers.options", "HANDLERS"),
     "observers": ("neuro_evolution.observers.registry", "OBSERVERS"),
 }
 
