@@ -41,6 +41,7 @@ from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.core.normalization import ObservationScaler
 from neuro_evolution.core.schema import ConfigError, config_class, join, option
 from neuro_evolution.measures.base import MeasureConfig
+from neuro_evolution.moo.files import FrontMembers, ParetoWriter
 from neuro_evolution.moo.objectives import (
     ObjectiveConfig,
     check_objectives,
@@ -213,8 +214,6 @@ class NSGA2(Optimizer):
         """With objectives: ``pareto.npz`` (the front) and ``pareto.png`` (its picture)."""
         if not self.config.objectives:
             return []
-        from neuro_evolution.moo.files import ParetoWriter  # the files module reads this class
-
         return [ParetoWriter(folder, self, template, title)]
 
     @classmethod
@@ -222,8 +221,6 @@ class NSGA2(Optimizer):
         """With objectives: the Pareto front (``pareto.npz``), ``--front K``; none without."""
         if not config.objectives:
             return None
-        from neuro_evolution.moo.files import FrontMembers  # the files module reads this class
-
         return FrontMembers(run_dir, tuple(config.objectives))
 
     def log_metrics(self) -> dict[str, float]:
