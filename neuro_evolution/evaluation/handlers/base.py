@@ -13,7 +13,7 @@ import dataclasses
 import signal
 from abc import abstractmethod
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -51,6 +51,16 @@ class WorkerState:
     def close(self) -> None:
         """Close the runner's env."""
         self.runner.close()
+
+
+class ChunkEvaluator(Protocol):
+    """What a worker keeps: ``WorkerState`` or ``VectorizedWorkerState`` (same API)."""
+
+    def evaluate(
+        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
+    ) -> list[EvaluationResult]: ...
+
+    def close(self) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True)
