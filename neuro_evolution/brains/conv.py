@@ -31,6 +31,7 @@ import numpy as np
 from neuro_evolution.brains.activations import RowSelection
 from neuro_evolution.brains.base import (
     BRAINS,
+    JAX_BRAINS,
     BatchBrain,
     Brain,
     BrainConfig,
@@ -307,9 +308,7 @@ class ConvTemplate(BrainTemplate[ConvConfig, ConvBrain]):
         return ConvBatchBrain(self, self.check_genomes(genomes))
 
     def jax_brain(self) -> JaxBrain:
-        from neuro_evolution.brains.jax_conv import ConvJaxBrain  # jax: an optional extra
-
-        return ConvJaxBrain(self)
+        return JAX_BRAINS.get("conv")[1](self)  # jax: an optional extra
 
     def export_step(self, brain: ConvBrain, graph: Any, inputs: str) -> str:
         return conv_step(graph, self, brain, inputs)

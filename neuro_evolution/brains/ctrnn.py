@@ -44,6 +44,7 @@ import numpy as np
 from neuro_evolution.brains.activations import ACTIVATIONS, RowSelection, as_is
 from neuro_evolution.brains.base import (
     BRAINS,
+    JAX_BRAINS,
     BatchBrain,
     Brain,
     BrainConfig,
@@ -435,9 +436,7 @@ class CTRNNTemplate(_PlannedTemplate):
         return CTRNNBatchBrain(self.io, self._plan, genomes)
 
     def jax_brain(self) -> JaxBrain:
-        from neuro_evolution.brains.jax_brains import CTRNNJaxBrain  # jax: an optional extra
-
-        return CTRNNJaxBrain(self)
+        return JAX_BRAINS.get("CTRNN")[1](self)  # jax: an optional extra
 
     def export_step(self, brain: CTRNNBrain, graph: Any, inputs: str) -> str:
         return ctrnn_step(graph, self, brain, inputs)

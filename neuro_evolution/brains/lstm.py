@@ -33,6 +33,7 @@ import numpy as np
 from neuro_evolution.brains.activations import RowSelection, as_is, sigmoid_
 from neuro_evolution.brains.base import (
     BRAINS,
+    JAX_BRAINS,
     BatchBrain,
     Brain,
     BrainConfig,
@@ -275,9 +276,7 @@ class LSTMTemplate(BrainTemplate[LSTMConfig, LSTMBrain]):
         return LSTMBatchBrain(self, genomes)
 
     def jax_brain(self) -> JaxBrain:
-        from neuro_evolution.brains.jax_brains import LSTMJaxBrain  # jax: an optional extra
-
-        return LSTMJaxBrain(self)
+        return JAX_BRAINS.get("LSTM")[1](self)  # jax: an optional extra
 
     def export_step(self, brain: LSTMBrain, graph: Any, inputs: str) -> str:
         return lstm_step(graph, self, brain, inputs)
