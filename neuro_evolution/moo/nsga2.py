@@ -20,7 +20,7 @@ values to the last bit or two, as numpy's vectorized power may round differently
 
 In a run, ``objectives`` (per-episode measures, see
 :mod:`neuro_evolution.moo.objectives`) make NSGA2 a measured optimizer: every evaluation
-returns them and :meth:`NSGA2.tell_evaluations` selects on them (minimized ones negated), the
+returns them and :meth:`NSGA2.tell` selects on them (minimized ones negated), the
 log gains the front's ``hypervolume`` against ``reference_point``, and the run validates
 :meth:`NSGA2.center`: the front member best in objective ``candidate_objective``. Each
 survivor keeps the episode base seed, generation and observation scaler of its evaluation, so
