@@ -1,7 +1,9 @@
-"""Every code name and repository path that the README and the docs pages mention exists.
+"""Every code name and repository path that the README, the docs pages and the package's
+docstrings mention exists.
 
-A page goes stale when code moves under it. This test reads README.md and every ``docs/**.md``
-page and resolves, by importing and looking up attributes (not by matching text):
+A page goes stale when code moves under it. This test reads README.md, every ``docs/**.md``
+page and every module, class and function docstring of the package, and resolves, by importing
+and looking up attributes (not by matching text):
 
 - dotted names of the package, ``neuro_evolution.run.experiment.Experiment`` or the short form
   ``run.experiment.Experiment`` (the first part a folder or module of the package);
@@ -9,6 +11,12 @@ page and resolves, by importing and looking up attributes (not by matching text)
 - ``Class.attribute`` in backticks, for a class the package defines (``LogRow.to_dict``);
 - repository paths in backticks: ``configs/cartpole.json``, ``scripts/bench_qd.py``,
   ``docs/qd.md``, ``tests/test_qd_runs.py``, ``neuro_evolution/qd/base.py``.
+
+A docstring's names are read the same way (Sphinx roles such as :func:`~neuro_evolution.x.f`
+included), and two more forms: a relative target, ``:mod:`.options``` (one dot: the module's
+package or the module itself, each further dot one package up), and a path with a folder,
+``brains/conv_ops.py`` (from the repository, the package, the docstring's folder or the one
+above). A bare file name (``purecma.py``) may name another project's file and is not read.
 """
 
 from __future__ import annotations
@@ -148,10 +156,15 @@ def config_sections_and_fields() -> tuple[frozenset[str], frozenset[str]]:
 
 
 def is_config_path(name: str) -> bool:
-    """``evaluation.max_lanes``: a config section followed by config fields."""
+    """``evaluation.max_lanes``: a config section followed by config fields; also the ``pbt``
+    section of a PBT config (``pbt.interval``) and ``config.random_seed`` (a config's key)."""
+    from neuro_evolution.pbt.section import SECTION as PBT_SECTION
+
     sections, fields = config_sections_and_fields()
     first, *rest = name.split(".")
-    return first in sections and all(part in fields for part in rest)
+    if first == "config" and rest:  # the whole config: its first key is a section or a field
+        first, *rest = rest
+    return first in sections | {PBT_SECTION} and all(part in fields for part in rest)
 
 
 def stale_names(text: str) -> list[str]:
@@ -202,3 +215,92 @@ def test_a_name_that_does_not_exist_is_found() -> None:
         "`configs/popgym_*.json`, `neuro_evolution/DoublePole-v0`"
     )
     assert stale_names(fine) == []
+
+
+# --- the package's docstrings ----------------------------------------------------------------
+
+RELATIVE_ROLE = re.compile(r":\w+:`~?(\.+\w[\w.]*)`")  # :mod:`.options`, :func:`..lane_memory.f`
+FOLDER_PATH = re.compile(r"(?<![\w./-])((?:[\w-]+/)+[\w-]+\.py)(?![\w/])")  # brains/conv_ops.py
+
+
+@cache
+def package_docstrings() -> list[tuple[Path, str, str]]:
+    """(file, ``module`` or ``module:name``, docstring) of every module, class and function of
+    the package that has a docstring."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        module = ".".join(parts)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                text = ast.get_docstring(node, clean=False)
+                if text:
+                    where = module if isinstance(node, ast.Module) else f"{module}:{node.name}"
+                    found.append((path, where, text))
+    return found
+
+
+def relative_problem(path: Path, target: str) -> str | None:
+    """Why the relative target ``.options`` (``..lane_memory.f``) of a docstring in ``path``
+    names nothing; None when it resolves."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    package = module if parts[-1] == "__init__" else module.rsplit(".", 1)[0]
+    dots = len(target) - len(target.lstrip("."))
+    above = package.rsplit(".", dots - 1)[0] if dots > 1 else package
+    bases = [module, above] if dots == 1 and module != package else [above]
+    for base in bases:
+        try:
+            resolve(f"{base}.{target.lstrip('.')}")
+        except LookupError:
+            continue
+        return None
+    return f"no {target.lstrip('.')!r} in {' or '.join(bases)}"
+
+
+def docstring_problems(path: Path, text: str) -> list[str]:
+    """What the docstring ``text`` of the module file ``path`` names that does not exist (reST's
+    double backticks read as single ones, so the spans pair up)."""
+    text = text.replace("``", "`")
+    problems = stale_names(text)
+    for target in RELATIVE_ROLE.findall(text):
+        if problem := relative_problem(path, target):
+            problems.append(f"`{target}`: {problem}")
+    for span in CODE_SPAN.findall(text):
+        for name in FOLDER_PATH.findall(span):
+            places = (ROOT, PACKAGE, path.parent, path.parent.parent)
+            if not any((place / name).exists() for place in places):
+                problems.append(f"`{name}`: no such file")
+    return problems
+
+
+def test_every_name_and_path_a_docstring_mentions_exists() -> None:
+    """Each code name, relative target and folder path of every docstring of the package
+    resolves (a deleted module named in a package's docstring is stale)."""
+    problems = [
+        f"{where}: {problem}"
+        for path, where, text in package_docstrings()
+        for problem in docstring_problems(path, text)
+    ]
+    assert not problems, "stale names in docstrings:\n" + "\n".join(problems)
+
+
+def test_a_stale_name_in_a_docstring_is_found() -> None:
+    """The docstring checker is red on a deleted sibling module, a missing method, a missing
+    module path and a moved function, and quiet on the names that are there."""
+    handlers = PACKAGE / "evaluation" / "handlers" / "__init__.py"
+    vectorized = PACKAGE / "evaluation" / "handlers" / "vectorized.py"
+    stale = (
+        ":mod:`.registry`, :meth:`NSGA2.tell_evaluations`, ``export/recurrent.py``, "
+        ":func:`~neuro_evolution.export.recurrent.ctrnn_step`, :func:`..no_such_module.f`"
+    )
+    assert len(docstring_problems(handlers, stale)) == 5, docstring_problems(handlers, stale)
+    fine = (
+        ":mod:`.options`, :data:`.options.HANDLERS`, :meth:`NSGA2.tell`, ``export/graph.py``, "
+        "``brains/conv_ops.py``, :func:`~neuro_evolution.run.genome_choice.choose_genome`, "
+        "``pbt.interval``, ``config.random_seed``, Hansen's ``purecma.py``"
+    )
+    assert docstring_problems(handlers, fine) == []
+    assert docstring_problems(vectorized, ":func:`..lane_memory.resident_bytes`") == []

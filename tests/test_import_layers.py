@@ -1,16 +1,21 @@
 """The package's import graph: every import runs downward through the layers, and none circles.
 
-Read from the source with ``ast`` (nothing is imported). The layers hold for the imports a module
-runs when it is loaded, i.e. at module level, outside ``if TYPE_CHECKING:``; an import inside a
-function (a registry loading its built-in types, a lazily imported handler) is not a load-time
-edge. No circle is allowed even through ``if TYPE_CHECKING:`` imports (a type-only circle is
-still two modules that each need the other to be understood).
+Read from the source with ``ast`` (nothing is imported), every ``import`` statement of a module:
+at module level, inside a function (a lazily imported JAX or Dask module) and under
+``if TYPE_CHECKING:``. The layers hold for every import that runs, at load time or inside a
+function: a module imports its own group and lower layers only. No circle is allowed between
+modules, through any of those imports: a function-level or type-only circle is still two modules
+that each need the other. An optional extra (jax, dask, onnx, mlflow...) is imported inside the
+functions that need it; the package modules that wrap one are reached like any other module, so
+no import is exempt.
 """
 
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -31,13 +36,21 @@ LAYERS: list[set[str]] = [
     {"config"},
     {"run"},
     {"cli"},
+    {"export"},
     {"train", "replay"},
-    {"sweep", "compare", "export"},
+    {"sweep", "compare"},
     {"pbt"},
 ]
 SPLIT_PACKAGES: set[str] = set()  # packages whose modules would be groups of their own: none
 
+# Where an import statement stands: run when the module loads, inside a function, or only for
+# type checkers (under ``if TYPE_CHECKING:``).
+Place = Literal["load", "function", "type"]
+RUNTIME: frozenset[Place] = frozenset({"load", "function"})
+EVERY: frozenset[Place] = frozenset({"load", "function", "type"})
 
+
+@cache
 def module_files() -> dict[str, Path]:
     """Dotted module name -> file, for every module of the package."""
     modules = {}
@@ -49,28 +62,37 @@ def module_files() -> dict[str, Path]:
     return modules
 
 
-def load_time_imports(
-    body: list[ast.stmt], type_checking: bool = False
-) -> list[ast.Import | ast.ImportFrom]:
-    """Import statements run when the module loads (not in functions), and with
-    ``type_checking`` also those under ``if TYPE_CHECKING:``."""
-    found: list[ast.Import | ast.ImportFrom] = []
-    for node in body:
+def placed_imports(
+    nodes: list[ast.stmt], place: Place = "load", function: str = ""
+) -> list[tuple[ast.Import | ast.ImportFrom, Place, str]]:
+    """Every import statement under ``nodes``, with its place and the function holding it
+    (``""`` outside functions; ``Class.method`` for a method)."""
+    found: list[tuple[ast.Import | ast.ImportFrom, Place, str]] = []
+    for node in nodes:
         if isinstance(node, ast.Import | ast.ImportFrom):
-            found.append(node)
-        elif isinstance(node, ast.If):
-            if type_checking or "TYPE_CHECKING" not in ast.unparse(node.test):
-                found += load_time_imports(node.body, type_checking)
-            found += load_time_imports(node.orelse, type_checking)
-        elif isinstance(node, ast.Try):
-            found += load_time_imports(node.body, type_checking)
-            for handler in node.handlers:
-                found += load_time_imports(handler.body, type_checking)
-            found += load_time_imports(node.orelse, type_checking)
-            found += load_time_imports(node.finalbody, type_checking)
-        elif isinstance(node, ast.With):
-            found += load_time_imports(node.body, type_checking)
+            found.append((node, place, function))
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            inner: Place = "type" if place == "type" else "function"
+            name = f"{function}.{node.name}" if function else node.name
+            found += placed_imports(node.body, inner, name)
+        elif isinstance(node, ast.ClassDef):
+            name = f"{function}.{node.name}" if function else node.name
+            found += placed_imports(node.body, place, name)
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            found += placed_imports(node.body, "type", function)
+            found += placed_imports(node.orelse, place, function)
+        else:
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                children = getattr(node, field, None)
+                if isinstance(children, list):
+                    found += placed_imports(children, place, function)
     return found
+
+
+@cache
+def module_imports(name: str) -> list[tuple[ast.Import | ast.ImportFrom, Place, str]]:
+    """The placed import statements of module ``name`` (parsed once per test session)."""
+    return placed_imports(ast.parse(module_files()[name].read_text()).body)
 
 
 # The front door (the package's __init__) re-lists its lazy exports under TYPE_CHECKING for type
@@ -79,15 +101,16 @@ def load_time_imports(
 FRONT_DOOR = "neuro_evolution"
 
 
-def import_graph(type_checking: bool = False) -> dict[str, set[str]]:
-    """Module -> the package modules it imports at load time (``from pkg import mod`` -> mod);
-    with ``type_checking`` also under ``if TYPE_CHECKING:`` (except the front door's)."""
+def import_sites(places: frozenset[Place] = RUNTIME) -> dict[tuple[str, str], str]:
+    """(module, package module it imports) -> where the first such import stands (``line 94,
+    in EvaluationConfig.validate``), for the imports in ``places`` (``from pkg import mod``
+    imports mod). The front door's TYPE_CHECKING imports are left out."""
     modules = module_files()
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        edges: set[str] = set()
-        body = ast.parse(path.read_text()).body
-        for node in load_time_imports(body, type_checking and name != FRONT_DOOR):
+    sites: dict[tuple[str, str], str] = {}
+    for name in modules:
+        for node, place, function in module_imports(name):
+            if place not in places or (place == "type" and name == FRONT_DOOR):
+                continue
             if isinstance(node, ast.ImportFrom):
                 assert node.level == 0, f"{name}: use absolute imports"
                 base = node.module or ""
@@ -95,8 +118,18 @@ def import_graph(type_checking: bool = False) -> dict[str, set[str]]:
                            for a in node.names]  # fmt: skip
             else:
                 targets = [alias.name for alias in node.names]
-            edges |= {target for target in targets if target in modules}
-        graph[name] = edges - {name}
+            where = {"load": "", "function": f", in {function}", "type": ", if TYPE_CHECKING"}
+            for target in targets:
+                if target in modules and target != name:
+                    sites.setdefault((name, target), f"line {node.lineno}{where[place]}")
+    return sites
+
+
+def import_graph(places: frozenset[Place] = RUNTIME) -> dict[str, set[str]]:
+    """Module -> the package modules it imports in ``places`` (see :func:`import_sites`)."""
+    graph: dict[str, set[str]] = {name: set() for name in module_files()}
+    for source, target in import_sites(places):
+        graph[source].add(target)
     return graph
 
 
@@ -134,8 +167,10 @@ def test_only_the_jax_modules_import_jax_and_nothing_else_loads_them() -> None:
     module outside the JAX path loads a JAX module at load time."""
     modules = module_files()
     importers = set()
-    for name, path in modules.items():
-        for node in load_time_imports(ast.parse(path.read_text()).body):
+    for name in modules:
+        for node, place, _ in module_imports(name):
+            if place != "load":
+                continue
             names = (
                 [node.module or ""]
                 if isinstance(node, ast.ImportFrom)
@@ -146,7 +181,7 @@ def test_only_the_jax_modules_import_jax_and_nothing_else_loads_them() -> None:
     assert importers and importers <= JAX_MODULES, importers - JAX_MODULES
     loaders = {
         f"{source} -> {target}"
-        for source, targets in import_graph().items()
+        for source, targets in import_graph(frozenset({"load"})).items()
         for target in targets & JAX_MODULES
         if source not in JAX_MODULES
     }
@@ -159,12 +194,12 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_no_import_runs_upward_or_sideways_between_components() -> None:
-    """E.g. brains never import evaluation (spaces.py lives in brains/ for that), optimizers
-    never import brains, and nothing below the CLI imports the CLI."""
+    """At load time or inside a function: e.g. brains never import evaluation (spaces.py lives in
+    brains/ for that) or export (a template writes its own export step), optimizers never import
+    brains, and nothing below the CLI imports the CLI."""
     wrong = [
-        f"{source} -> {target}"
-        for source, targets in import_graph().items()
-        for target in targets
+        f"{source} -> {target} ({where})"
+        for (source, target), where in import_sites(RUNTIME).items()
         if group(source) != group(target) and layer(target) >= layer(source)
     ]
     assert not wrong, "imports against the layers:\n" + "\n".join(sorted(wrong))
@@ -193,19 +228,33 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_no_import_circle_even_a_type_only_one() -> None:
-    """Also inside a group and through ``if TYPE_CHECKING:`` imports: e.g. optimizers/base.py
-    never imports an optimizer or the cost model, a handler's interface (base.py) and the
-    ``evaluation`` section (options.py) do not import each other, and a package's __init__
-    never imports a module that imports the package back."""
-    cycle = find_cycle(import_graph(type_checking=True))
-    assert cycle is None, "import circle: " + " -> ".join(cycle)
+def cycle_line(cycle: list[str], sites: dict[tuple[str, str], str]) -> str:
+    """``a -> b (line 3) -> a (line 94, in f)``: the circle and where each of its imports is."""
+    steps = [cycle[0]]
+    steps += [f"{target} ({sites[source, target]})" for source, target in zip(cycle, cycle[1:])]
+    return " -> ".join(steps)
 
 
-def test_the_type_only_graph_holds_the_type_checking_imports() -> None:
-    """The circle test reads the TYPE_CHECKING imports (cli.py has some), the layer test not."""
+def test_no_import_circle_even_a_function_level_or_type_only_one() -> None:
+    """Through load-time, function-level and ``if TYPE_CHECKING:`` imports, also inside a group:
+    e.g. optimizers/base.py never imports an optimizer or the cost model, a handler's interface
+    (base.py) and the ``evaluation`` section (options.py) do not import each other, a brain
+    template does not import the JAX module that reads it, and a package's __init__ never
+    imports a module that imports the package back."""
+    sites = import_sites(EVERY)
+    cycle = find_cycle(import_graph(EVERY))
+    assert cycle is None, "import circle: " + cycle_line(cycle, sites)
+
+
+def test_the_graphs_hold_function_level_and_type_checking_imports() -> None:
+    """The layer test reads imports inside functions (environment.py imports the gymnax envs in
+    ``EnvironmentConfig.make``); the circle test also the TYPE_CHECKING ones (cli.py has some)."""
+    source, target = "neuro_evolution.evaluation.environment", "neuro_evolution.evaluation.jax_envs"
+    assert target in import_graph()[source]
+    assert "in EnvironmentConfig.make" in import_sites()[source, target]
+    assert target not in import_graph(frozenset({"load"}))[source]
     source, target = "neuro_evolution.cli", "neuro_evolution.config.tree"
-    assert target in import_graph(type_checking=True)[source]
+    assert target in import_graph(EVERY)[source]
     assert target not in import_graph()[source]
 
 
@@ -218,6 +267,25 @@ def test_the_type_only_graph_holds_the_type_checking_imports() -> None:
 )
 def test_find_cycle_finds_a_circle_and_only_a_circle(graph, expected) -> None:
     assert find_cycle(graph) == expected
+
+
+def test_placed_imports_tells_load_time_function_and_type_only_imports_apart() -> None:
+    """An import in a method is a function import named ``Class.method``, one under
+    ``if TYPE_CHECKING:`` a type import, one in a module-level ``try`` a load-time import."""
+    source = (
+        "import a\n"
+        "if TYPE_CHECKING:\n    import b\n"
+        "try:\n    import c\nexcept ImportError:\n    pass\n"
+        "class K:\n    def f(self):\n        import d\n"
+    )
+    found = [(node.names[0].name, place, function)
+             for node, place, function in placed_imports(ast.parse(source).body)]  # fmt: skip
+    assert found == [
+        ("a", "load", ""),
+        ("b", "type", ""),
+        ("c", "load", ""),
+        ("d", "function", "K.f"),
+    ]
 
 
 # --- docs/architecture.md: the layer table, rendered from LAYERS ----------------------------

@@ -33,6 +33,7 @@ import numpy as np
 
 from neuro_evolution.brains.base import (
     BRAINS,
+    JAX_BRAINS,
     BatchBrain,
     Brain,
     BrainConfig,
@@ -258,9 +259,7 @@ class ComposedTemplate(BrainTemplate[ComposedConfig, ComposedBrain]):
 
     def jax_brain(self) -> JaxBrain:
         self._require("jax_brain")
-        from neuro_evolution.brains.jax_conv import ComposedJaxBrain  # jax: an optional extra
-
-        return ComposedJaxBrain(self)
+        return JAX_BRAINS.get("composed")[1](self)  # jax: an optional extra
 
     def export_step(self, brain: ComposedBrain, graph: Any, inputs: str) -> str:
         """Part i's outputs are part i+1's inputs; part i's names get the prefix ``part<i>.``."""

@@ -31,6 +31,7 @@ import numpy as np
 from neuro_evolution.brains.activations import RowSelection
 from neuro_evolution.brains.base import (
     BRAINS,
+    JAX_BRAINS,
     BatchBrain,
     Brain,
     BrainConfig,
@@ -307,11 +308,86 @@ class ConvTemplate(BrainTemplate[ConvConfig, ConvBrain]):
         return ConvBatchBrain(self, self.check_genomes(genomes))
 
     def jax_brain(self) -> JaxBrain:
-        from neuro_evolution.brains.jax_conv import ConvJaxBrain  # jax: an optional extra
-
-        return ConvJaxBrain(self)
+        return JAX_BRAINS.get("conv")[1](self)  # jax: an optional extra
 
     def export_step(self, brain: ConvBrain, graph: Any, inputs: str) -> str:
-        from neuro_evolution.export.feedforward import conv_step  # the export package's graph ops
-
         return conv_step(graph, self, brain, inputs)
+
+
+# --- the export step: one step as a policy graph (export/graph.py's PolicyGraph) ---------------
+# A convolution is exported as a gather of image patches (indices computed here, zero padding
+# pointing at one appended zero) and a matrix product, and pooling as strided slices combined
+# with max or add: the same arithmetic as ``conv_ops.py``, in float64 throughout (onnxruntime
+# has no float64 ``Conv`` or ``AveragePool``).
+def patch_index(image: tuple[int, int, int], stage: Stage) -> tuple[np.ndarray, int, int]:
+    """(rows*cols, C*k*k) indices into an (H, W, C) image flattened with one zero appended
+    (the padding), patches in (C, k, k) order as ``conv_ops.convolve``; and rows, cols."""
+    height, width, channels = image
+    _, kernel, _, _ = stage.kernel_shape
+    stride, padding = stage.stride, stage.padding
+    rows = output_length(height, kernel, stride, padding)
+    cols = output_length(width, kernel, stride, padding)
+    r, q, c, a, b = np.ix_(
+        np.arange(rows), np.arange(cols), np.arange(channels), np.arange(kernel), np.arange(kernel)
+    )
+    row = r * stride + a - padding
+    col = q * stride + b - padding
+    inside = (row >= 0) & (row < height) & (col >= 0) & (col < width)
+    flat = (row * width + col) * channels + c
+    index = np.where(inside, flat, height * width * channels)
+    return index.reshape(rows * cols, channels * kernel * kernel).astype(np.int64), rows, cols
+
+
+def _pool(graph: Any, x: str, shape: tuple[int, int, int], stage: Stage) -> str:
+    height, width, _ = shape
+    size, stride = stage.pool_size, stage.pool_stride
+    rows, cols = output_length(height, size, stride), output_length(width, size, stride)
+    out = ""
+    for a in range(size):
+        for b in range(size):
+            window = graph.op(
+                "slice", x, starts=(a, b), stops=(a + stride * (rows - 1) + 1,
+                b + stride * (cols - 1) + 1), axes=(0, 1), steps=(stride, stride),
+            )  # fmt: skip
+            if not out:
+                out = window
+            else:
+                out = graph.op("max" if stage.pool == "max" else "add", out, window)
+    if stage.pool == "average":
+        out = graph.op("div", out, graph.scalar("pool_area", float(size * size)))
+    return out
+
+
+def conv_step(graph: Any, template: ConvTemplate, brain: ConvBrain, x: str) -> str:
+    """Scale, conv layers (patches · kernel + bias, activation, pooling), flatten, dense tanh."""
+    plan, params = brain.plan, brain.params
+    if plan.scale != 1.0:
+        x = graph.mul(x, graph.scalar("input_scale", plan.scale))
+    shape = tuple(template.image_shape)
+    zero = graph.constant("zero", np.zeros(1))
+    for number, stage in enumerate(plan.stages):
+        index, rows, cols = patch_index(shape, stage)  # type: ignore[arg-type]
+        flat = graph.concat([graph.reshape(x, (-1,)), zero])
+        patches = graph.op("gather", flat, graph.constant(f"patches{number}", index))
+        kernels = params[f"K{number}"][0]
+        out_channels = kernels.shape[-1]
+        y = graph.matmul(patches, graph.constant(f"K{number}", kernels.reshape(-1, out_channels)))
+        if f"b{number}" in params:
+            y = graph.add(y, graph.constant(f"b{number}", params[f"b{number}"][0]))
+        y = graph.activation(stage.activation, graph.reshape(y, (rows, cols, out_channels)))
+        shape = (rows, cols, out_channels)
+        if stage.pool != "none":
+            y = _pool(graph, y, shape, stage)
+            shape = (
+                output_length(rows, stage.pool_size, stage.pool_stride),
+                output_length(cols, stage.pool_size, stage.pool_stride),
+                out_channels,
+            )
+        x = y
+    x = graph.reshape(x, (-1,))
+    if plan.head:
+        x = graph.matmul(x, graph.constant("D", params["D"][0]))
+        if "d" in params:
+            x = graph.add(x, graph.constant("d", params["d"][0]))
+        x = graph.tanh(x)
+    return x

@@ -44,6 +44,7 @@ import numpy as np
 from neuro_evolution.brains.activations import ACTIVATIONS, RowSelection, as_is
 from neuro_evolution.brains.base import (
     BRAINS,
+    JAX_BRAINS,
     BatchBrain,
     Brain,
     BrainConfig,
@@ -62,6 +63,7 @@ from neuro_evolution.brains.masks import (
 )
 from neuro_evolution.brains.spaces import SpaceAdapter
 from neuro_evolution.core.schema import ConfigError, config_class, join, option
+from neuro_evolution.support.errors import UserError
 from neuro_evolution.support.frozen import frozen_dataclass, readonly
 
 MASK_PARAM_DOC = "random: density in [0, 1]; logarithmic: base >= 1.05; learned: percentile kept"
@@ -434,11 +436,34 @@ class CTRNNTemplate(_PlannedTemplate):
         return CTRNNBatchBrain(self.io, self._plan, genomes)
 
     def jax_brain(self) -> JaxBrain:
-        from neuro_evolution.brains.jax_brains import CTRNNJaxBrain  # jax: an optional extra
-
-        return CTRNNJaxBrain(self)
+        return JAX_BRAINS.get("CTRNN")[1](self)  # jax: an optional extra
 
     def export_step(self, brain: CTRNNBrain, graph: Any, inputs: str) -> str:
-        from neuro_evolution.export.recurrent import ctrnn_step  # the export package's graph ops
-
         return ctrnn_step(graph, self, brain, inputs)
+
+
+# --- the export step: one step as a policy graph (export/graph.py's PolicyGraph), state included.
+# It reads the filled brain's own arrays, so every mask type, the in-place variant,
+# normalize_input folded into the weights, learned masks and bounds are exported as the brain
+# computes with them.
+def ctrnn_step(graph: Any, template: CTRNNTemplate, brain: CTRNNBrain, x: str) -> str:
+    """y' = clip(base + [x | σ(y) | 1]·M, low, high), out = tanh(y'·T)."""
+    config = template.config
+    if config.parameter_perturbations:
+        raise UserError(
+            f"brain.parameter_perturbations is {config.parameter_perturbations:g}: the CTRNN adds "
+            "random noise to its state every step, which an exported policy does not draw; "
+            "export a run trained without it"
+        )
+    n_in, neurons = template.io.input_size, config.number_neurons
+    y = graph.state("neuron_state", brain.y0)
+    s = graph.activation(config.neuron_activation, y)
+    parts = [x, s]
+    if brain.z.size > n_in + neurons:  # the bias row of M (a bias or folded input scaling)
+        parts.append(graph.constant("one", np.ones(1)))
+    dy = graph.matmul(graph.concat(parts), graph.constant("M", brain.M))
+    new = graph.add(s if config.neuron_activation_inplace else y, dy)
+    new = graph.op("min", new, graph.constant("high", brain.high))
+    new = graph.op("max", new, graph.constant("low", brain.low))
+    graph.next_state(y, new)
+    return graph.tanh(graph.matmul(new, graph.constant("T", brain.T)))

@@ -25,6 +25,7 @@ import numpy as np
 from neuro_evolution.brains.activations import ACTIVATIONS
 from neuro_evolution.brains.base import (
     BRAINS,
+    JAX_BRAINS,
     BatchBrain,
     Brain,
     BrainConfig,
@@ -189,16 +190,28 @@ class FFNNTemplate(BrainTemplate[FFNNConfig, FFNNBrain]):
         return FFNNBatchBrain(self.io, self.config.activation, weights, biases, self.squashes)
 
     def jax_brain(self) -> JaxBrain:
-        from neuro_evolution.brains.jax_brains import FFNNJaxBrain  # jax: an optional extra
-
-        return FFNNJaxBrain(self)
+        return JAX_BRAINS.get("FFNN")[1](self)  # jax: an optional extra
 
     def export_step(self, brain: FFNNBrain, graph: Any, inputs: str) -> str:
-        from neuro_evolution.export.feedforward import ffnn_step  # the export package's graph ops
-
         return ffnn_step(graph, self, brain, inputs)
 
     @property
     def squashes(self) -> bool:
         """Whether the outputs pass through tanh (``output_activation`` "tanh")."""
         return self.config.output_activation == "tanh"
+
+
+# --- the export step: one step as a policy graph (export/graph.py's PolicyGraph) ---------------
+def ffnn_step(graph: Any, template: FFNNTemplate, brain: FFNNBrain, x: str) -> str:
+    """act(x·W_l + b_l) layer by layer; tanh (or nothing) on the outputs."""
+    last = len(brain.weights) - 1
+    for number, (weights, bias) in enumerate(zip(brain.weights, brain.biases)):
+        x = graph.add(
+            graph.matmul(x, graph.constant(f"W{number}", weights)),
+            graph.constant(f"b{number}", bias),
+        )
+        if number < last:
+            x = graph.activation(template.config.activation, x)
+        elif template.squashes:
+            x = graph.tanh(x)
+    return x

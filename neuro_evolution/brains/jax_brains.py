@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from neuro_evolution.brains.base import JaxBrain, Params, State
+from neuro_evolution.brains.base import JAX_BRAINS, JaxBrain, Params, State
 from neuro_evolution.brains.ctrnn import CTRNNBatchBrain, CTRNNTemplate
 from neuro_evolution.brains.ffnn import FFNNBatchBrain
 from neuro_evolution.brains.lstm import LSTMTemplate, _views
@@ -74,6 +74,7 @@ def _sigmoid(x: jax.Array) -> jax.Array:
     return jnp.tanh(x * 0.5) * 0.5 + 0.5
 
 
+@JAX_BRAINS.register("CTRNN")
 class CTRNNJaxBrain(JaxBrain):
     """y <- clip(base + z·M [+ sigma·noise], low, high), out = tanh(y·T); M, T as the numpy
     brain pours them (delta_t folded into M, see ``ctrnn.py``)."""
@@ -120,6 +121,7 @@ class CTRNNJaxBrain(JaxBrain):
         return new, jnp.tanh(_matvec(new, params["T"])).T
 
 
+@JAX_BRAINS.register("FFNN")
 class FFNNJaxBrain(JaxBrain):
     """Stateless: act(x·W_l + b_l) per hidden layer, the output activation on the last."""
 
@@ -148,6 +150,7 @@ class FFNNJaxBrain(JaxBrain):
         return state, x.T
 
 
+@JAX_BRAINS.register("LSTM")
 class LSTMJaxBrain(JaxBrain):
     """Stacked LSTM layers (gates i, f, o, g) and a tanh output layer, as in ``lstm.py``."""
 

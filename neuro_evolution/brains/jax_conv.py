@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from neuro_evolution.brains.base import JaxBrain, Params, State
+from neuro_evolution.brains.base import JAX_BRAINS, JaxBrain, Params, State
 from neuro_evolution.brains.composed import ComposedTemplate
 from neuro_evolution.brains.conv import ConvBatchBrain, ConvTemplate
 
@@ -52,6 +52,7 @@ def _pool(x: jax.Array, kind: str, size: int, stride: int) -> jax.Array:
     return jax.lax.reduce_window(x, 0.0, jax.lax.add, window, strides, "VALID") / (size * size)
 
 
+@JAX_BRAINS.register("conv")
 class ConvJaxBrain(JaxBrain):
     """Stateless: conv layers, activation, pooling, then features or a dense tanh layer."""
 
@@ -96,6 +97,7 @@ class ConvJaxBrain(JaxBrain):
         return state, x
 
 
+@JAX_BRAINS.register("composed")
 class ComposedJaxBrain(JaxBrain):
     """The parts' JAX brains in order (see the module docstring); each part's template makes
     its own (``ComposedTemplate.jax_brain`` has checked that every part has one)."""

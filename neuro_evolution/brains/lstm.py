@@ -33,6 +33,7 @@ import numpy as np
 from neuro_evolution.brains.activations import RowSelection, as_is, sigmoid_
 from neuro_evolution.brains.base import (
     BRAINS,
+    JAX_BRAINS,
     BatchBrain,
     Brain,
     BrainConfig,
@@ -275,11 +276,47 @@ class LSTMTemplate(BrainTemplate[LSTMConfig, LSTMBrain]):
         return LSTMBatchBrain(self, genomes)
 
     def jax_brain(self) -> JaxBrain:
-        from neuro_evolution.brains.jax_brains import LSTMJaxBrain  # jax: an optional extra
-
-        return LSTMJaxBrain(self)
+        return JAX_BRAINS.get("LSTM")[1](self)  # jax: an optional extra
 
     def export_step(self, brain: LSTMBrain, graph: Any, inputs: str) -> str:
-        from neuro_evolution.export.recurrent import lstm_step  # the export package's graph ops
-
         return lstm_step(graph, self, brain, inputs)
+
+
+# --- the export step: one step as a policy graph (export/graph.py's PolicyGraph), state included,
+# read from the filled brain's own arrays and repeating its step operation by operation.
+def _sigmoid(graph: Any, x: str) -> str:
+    """0.5 * tanh(0.5 * x) + 0.5, as the brain computes its sigmoid."""
+    half = graph.scalar("half", 0.5)
+    return graph.add(graph.mul(graph.tanh(graph.mul(x, half)), half), half)
+
+
+def lstm_step(graph: Any, template: LSTMTemplate, brain: LSTMBrain, x: str) -> str:
+    """Every layer's gates from [x_l | h_l], then c and h; out = tanh(h·O + b_out)."""
+    hidden, layers = template.config.hidden_size, template.config.number_layers
+    h_all = graph.state("hidden_state", np.zeros((layers, hidden)))
+    c_all = graph.state("cell_state", np.zeros((layers, hidden)))
+    inputs, new_h, new_c = x, [], []
+    for number, (_, weights, bias, *_) in enumerate(brain.layers):
+        h = graph.reshape(graph.slice(h_all, number, number + 1), (hidden,))
+        c = graph.reshape(graph.slice(c_all, number, number + 1), (hidden,))
+        gates = graph.add(
+            graph.matmul(graph.concat([inputs, h]), graph.constant(f"M{number}", weights)),
+            graph.constant(f"b{number}", bias),
+        )
+        sigmoids = _sigmoid(graph, graph.slice(gates, 0, 3 * hidden))
+        i = graph.slice(sigmoids, 0, hidden)
+        f = graph.slice(sigmoids, hidden, 2 * hidden)
+        o = graph.slice(sigmoids, 2 * hidden, 3 * hidden)
+        g = graph.tanh(graph.slice(gates, 3 * hidden, 4 * hidden))
+        c = graph.add(graph.mul(c, f), graph.mul(i, g))
+        h = graph.mul(graph.tanh(c), o)
+        new_h.append(graph.reshape(h, (1, hidden)))
+        new_c.append(graph.reshape(c, (1, hidden)))
+        inputs = h
+    graph.next_state(h_all, graph.concat(new_h))
+    graph.next_state(c_all, graph.concat(new_c))
+    out = graph.add(
+        graph.matmul(inputs, graph.constant("O", brain.out_weights)),
+        graph.constant("b_out", brain.out_bias),
+    )
+    return graph.tanh(out)

@@ -21,7 +21,7 @@ import numpy as np
 
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.jax_envs import JaxEnv, reset_keys
-from neuro_evolution.evaluation.vector_env import LockstepEnv, StepResult
+from neuro_evolution.evaluation.lockstep_env import LockstepEnv, StepResult
 
 
 class BatchedFunctions(NamedTuple):

@@ -22,7 +22,7 @@ import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.evaluation.handlers.options import option_path
-from neuro_evolution.evaluation.vector_env import LockstepEnv
+from neuro_evolution.evaluation.lockstep_env import LockstepEnv
 from neuro_evolution.optimizers.cost import available_memory_bytes, format_bytes
 from neuro_evolution.support.errors import ConfigError
 

@@ -1,7 +1,8 @@
 """P copies of one environment stepped in lockstep, with finished copies masked out.
 
-Three implementations behind one small interface, :class:`LockstepEnv` (the third, a gymnax
-env's copies stepped by one vmapped call, is
+Three implementations behind one small interface,
+:class:`~neuro_evolution.evaluation.lockstep_env.LockstepEnv` (the third, a gymnax env's copies
+stepped by one vmapped call, is
 :class:`~neuro_evolution.evaluation.jax_lockstep.JaxLockstepEnv`):
 
 - :class:`NativeLockstepEnv` wraps an env's own numpy vector env
@@ -22,7 +23,6 @@ env's copies stepped by one vmapped call, is
 from __future__ import annotations
 
 import dataclasses
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -31,30 +31,9 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from neuro_evolution.evaluation.environment import EnvironmentConfig
+from neuro_evolution.evaluation.lockstep_env import LockstepEnv, StepResult
 
 VectorMode = Literal["auto", "native", "sync"]
-StepResult = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-
-
-class LockstepEnv(ABC):
-    """``num_envs`` copies of one env; ``step`` only has to advance the ``active`` ones."""
-
-    num_envs: int
-
-    @abstractmethod
-    def reset(self, seeds: Sequence[int]) -> np.ndarray:
-        """Reset copy i with ``seeds[i]`` exactly as ``env.reset(seed=seeds[i])``; batched obs."""
-
-    @abstractmethod
-    def step(self, actions: np.ndarray, active: np.ndarray) -> StepResult:
-        """Step the active copies: (observations, rewards, terminated, truncated), all length P.
-
-        Entries of inactive copies are meaningless; callers read only active ones.
-        """
-
-    @abstractmethod
-    def close(self) -> None:
-        """Close the env(s)."""
 
 
 def _observation_buffer(space: gym.Space, count: int) -> np.ndarray:

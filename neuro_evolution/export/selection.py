@@ -14,8 +14,8 @@ import numpy as np
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.config.tree import ExperimentConfig
 from neuro_evolution.core.normalization import ObservationScaler
-from neuro_evolution.replay import choose_genome
 from neuro_evolution.run.directory import CANDIDATE_FILE, CONFIG_FILE, HALL_OF_FAME_FILE
+from neuro_evolution.run.genome_choice import choose_genome
 from neuro_evolution.run.replay_members import choose_member
 from neuro_evolution.support.errors import UserError
 

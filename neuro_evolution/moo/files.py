@@ -21,15 +21,15 @@ from __future__ import annotations
 import dataclasses
 import io
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.measures.base import MeasureConfig
-from neuro_evolution.moo.nsga2 import NSGA2
-from neuro_evolution.moo.objectives import raw_values
+from neuro_evolution.moo.objectives import ObjectiveConfig, raw_values
 from neuro_evolution.moo.pareto import crowded_order
+from neuro_evolution.optimizers.base import OptimizerState
 from neuro_evolution.optimizers.members import Member, StoredMembers, named_values, row_scaler
 from neuro_evolution.support.atomic import atomic_savez, atomic_write_bytes, load_npz
 from neuro_evolution.support.errors import UserError
@@ -39,7 +39,34 @@ PARETO_PLOT_FILE = "pareto.png"
 TEMPLATE_PREFIX = "template."
 
 
-def pareto_arrays(optimizer: NSGA2) -> dict[str, Any]:
+class ObjectivesConfig(Protocol):
+    """What the files read of an NSGA2 config."""
+
+    @property
+    def objectives(self) -> tuple[ObjectiveConfig, ...]: ...
+
+    @property
+    def reference_point(self) -> tuple[float, ...] | None: ...
+
+
+class ParetoSource(Protocol):
+    """What the files read of an NSGA2 optimizer (moo/nsga2.py imports this module to make its
+    writer, so this module does not import it)."""
+
+    generation: int
+    senses: tuple[str, ...]
+
+    @property
+    def config(self) -> ObjectivesConfig: ...
+
+    def state(self) -> OptimizerState: ...
+
+    def front_records(self) -> dict[str, np.ndarray]: ...
+
+    def log_metrics(self) -> dict[str, float]: ...
+
+
+def pareto_arrays(optimizer: ParetoSource) -> dict[str, Any]:
     """The arrays of ``pareto.npz`` (template aside) for ``optimizer`` (see the module doc)."""
     state = optimizer.state()
     config = optimizer.config
@@ -69,7 +96,7 @@ def pareto_arrays(optimizer: NSGA2) -> dict[str, Any]:
     return arrays
 
 
-def save_pareto(path: str | Path, optimizer: NSGA2, template: BrainTemplate) -> None:
+def save_pareto(path: str | Path, optimizer: ParetoSource, template: BrainTemplate) -> None:
     """Write ``pareto.npz`` (see the module doc)."""
     arrays = pareto_arrays(optimizer)
     arrays.update({TEMPLATE_PREFIX + key: value for key, value in template.to_state().items()})
@@ -124,7 +151,7 @@ class ParetoWriter:
     """The run directory's writer of both files: the npz after every generation that changed
     the survivors, the picture when the run directory says pictures are due."""
 
-    def __init__(self, folder: Path, optimizer: NSGA2, template: BrainTemplate, title: str):
+    def __init__(self, folder: Path, optimizer: ParetoSource, template: BrainTemplate, title: str):
         self.folder = folder
         self.optimizer = optimizer
         self.template = template

@@ -20,7 +20,7 @@ values to the last bit or two, as numpy's vectorized power may round differently
 
 In a run, ``objectives`` (per-episode measures, see
 :mod:`neuro_evolution.moo.objectives`) make NSGA2 a measured optimizer: every evaluation
-returns them and :meth:`NSGA2.tell_evaluations` selects on them (minimized ones negated), the
+returns them and :meth:`NSGA2.tell` selects on them (minimized ones negated), the
 log gains the front's ``hypervolume`` against ``reference_point``, and the run validates
 :meth:`NSGA2.center`: the front member best in objective ``candidate_objective``. Each
 survivor keeps the episode base seed, generation and observation scaler of its evaluation, so
@@ -41,6 +41,7 @@ from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.core.normalization import ObservationScaler
 from neuro_evolution.core.schema import ConfigError, config_class, join, option
 from neuro_evolution.measures.base import MeasureConfig
+from neuro_evolution.moo.files import FrontMembers, ParetoWriter
 from neuro_evolution.moo.objectives import (
     ObjectiveConfig,
     check_objectives,
@@ -213,8 +214,6 @@ class NSGA2(Optimizer):
         """With objectives: ``pareto.npz`` (the front) and ``pareto.png`` (its picture)."""
         if not self.config.objectives:
             return []
-        from neuro_evolution.moo.files import ParetoWriter  # the files module reads this class
-
         return [ParetoWriter(folder, self, template, title)]
 
     @classmethod
@@ -222,8 +221,6 @@ class NSGA2(Optimizer):
         """With objectives: the Pareto front (``pareto.npz``), ``--front K``; none without."""
         if not config.objectives:
             return None
-        from neuro_evolution.moo.files import FrontMembers  # the files module reads this class
-
         return FrontMembers(run_dir, tuple(config.objectives))
 
     def log_metrics(self) -> dict[str, float]:

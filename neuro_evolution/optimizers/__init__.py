@@ -1,7 +1,7 @@
 """Evolution strategies behind one ask/tell interface (MU_ES, CMA_ES, PGPE, OPENAI_ES, SNES).
 
-The interface is :mod:`.base`, the optimizers by name :mod:`.registry`, and making one from a
-config section :mod:`.factory`.
+The interface and the optimizers by name (``OPTIMIZERS``) are :mod:`.base`, and making one from
+a config section :mod:`.factory`.
 """
 
 from neuro_evolution.optimizers.base import (

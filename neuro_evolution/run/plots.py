@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from neuro_evolution.evaluation.trace import ACTIONS, OBSERVATIONS, REWARDS, STATE_PREFIX
+from neuro_evolution.run.log_row import LOG_FIELDS
 from neuro_evolution.support.atomic import atomic_write_bytes
 
 if TYPE_CHECKING:
@@ -70,8 +71,6 @@ def fitness_figure(log: list[dict[str, Any]], title: str) -> Figure:
 def optimizer_columns(log: list[dict[str, Any]]) -> list[str]:
     """The log's columns that an optimizer adds (QD's coverage, qd_score and qd_best, NSGA2's
     hypervolume): each gets a panel of its own under the fitness."""
-    from neuro_evolution.run.directory import LOG_FIELDS  # directory imports this module
-
     return [name for name in log[-1] if name not in LOG_FIELDS] if log else []
 
 

@@ -4,7 +4,7 @@ All keep the ``batch_evaluate(genomes, seeds)`` signature of
 :class:`~neuro_evolution.evaluation.handlers.base.EvaluationHandler` and give identical results.
 Each built-in one is a :class:`~neuro_evolution.evaluation.handlers.pool.RunPool` with one run
 (:mod:`.pool_handler`), so a sweep's runs can share any of them.
-The handlers by name: :mod:`.registry`; their options: :mod:`.options`; making one from them:
+The handlers by name (``HANDLERS``) and their options: :mod:`.options`; making one from them:
 :mod:`.factory`.
 """
 

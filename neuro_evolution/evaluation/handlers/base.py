@@ -13,19 +13,18 @@ import dataclasses
 import signal
 from abc import abstractmethod
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.core.registry import Registry
 from neuro_evolution.evaluation.episode import (
     TRAINING,
     EvaluationContext,
     EvaluationResult,
     RunnerSpec,
 )
-from neuro_evolution.evaluation.handlers.options import EvaluationConfig, option_path
+from neuro_evolution.evaluation.handlers.options import HANDLERS, EvaluationConfig, option_path
 from neuro_evolution.support.errors import ConfigError
 from neuro_evolution.support.frozen import FrozenABCMeta
 from neuro_evolution.support.signals import signals_handled_by
@@ -52,6 +51,16 @@ class WorkerState:
     def close(self) -> None:
         """Close the runner's env."""
         self.runner.close()
+
+
+class ChunkEvaluator(Protocol):
+    """What a worker keeps: ``WorkerState`` or ``VectorizedWorkerState`` (same API)."""
+
+    def evaluate(
+        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
+    ) -> list[EvaluationResult]: ...
+
+    def close(self) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -160,24 +169,7 @@ def split_chunks(count: int, chunks: int) -> list[slice]:
     return [slice(int(a), int(b)) for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
-# The handlers by name: sequential, mp, dask, vectorized and jax built in, a user's added with
-# ``@register_handler("name")`` on an EvaluationHandler subclass. A built-in handler's module is
-# imported only when the handler is asked for (Dask is heavy), yet every name is known at once:
-# the config (``evaluation.handler``), the command line (``train --handler``) and
-# :func:`~neuro_evolution.evaluation.handlers.factory.handler_from_config` read them from here.
-HANDLERS: Registry[EvaluationHandler] = Registry(
-    "handler",
-    {
-        "sequential": "neuro_evolution.evaluation.handlers.sequential",
-        "mp": "neuro_evolution.evaluation.handlers.multiprocessing",
-        "dask": "neuro_evolution.evaluation.handlers.dask",
-        "vectorized": "neuro_evolution.evaluation.handlers.vectorized",
-        "jax": "neuro_evolution.evaluation.handlers.jax",
-    },
-    what="handler",
-    known="handlers",
-    builtins_first=True,
-)
+# HANDLERS (options.py, the section that names a handler) registers and lists the handlers:
 register_handler = HANDLERS.register
 handler_names = HANDLERS.names
 

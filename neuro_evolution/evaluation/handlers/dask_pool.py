@@ -44,6 +44,7 @@ from distributed import Client, Future, LocalCluster
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.evaluation.episode import RunnerSpec
 from neuro_evolution.evaluation.handlers import dask_recovery, dask_security
+from neuro_evolution.evaluation.handlers import worker as worker_side
 from neuro_evolution.evaluation.handlers.base import sigint_ignored
 from neuro_evolution.evaluation.handlers.dask_plugin import EvaluationPlugin, evaluate_chunk
 from neuro_evolution.evaluation.handlers.options import option_path
@@ -100,7 +101,10 @@ class DaskPool(RunPool):
             raise
         self._losses = dask_recovery.WorkerLosses(self._client)
         self._quiet_when_lost.attach()
-        super().__init__(self._cluster_slots(self._client), vectorize, chunks_per_slot)
+        slots = self._cluster_slots(self._client)
+        if vectorize:
+            worker_side.vectorized_state_class()  # fail here, not on every worker
+        super().__init__(slots, vectorize, chunks_per_slot)
 
     # --- connecting ---------------------------------------------------------------------------
     def _connect(self) -> Client:

@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.evaluation.episode import RunnerSpec
+from neuro_evolution.evaluation.handlers.base import ChunkEvaluator
 from neuro_evolution.evaluation.handlers.pool import RUN, Chunk, RunPool
 from neuro_evolution.evaluation.handlers.pool_handler import PoolHandler
-from neuro_evolution.evaluation.handlers.worker import ChunkEvaluator
 
 StateMaker = Callable[[BrainTemplate, RunnerSpec], ChunkEvaluator]
 

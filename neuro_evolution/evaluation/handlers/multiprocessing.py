@@ -81,6 +81,8 @@ class ProcessPool(RunPool):
         runs: dict[str, tuple[BrainTemplate, RunnerSpec]] | None = None,
         niceness: int = 0,
     ) -> None:
+        if vectorize:
+            worker.vectorized_state_class()  # fail here, not in every worker
         super().__init__(workers_count, vectorize, chunks_per_slot)
         self.start_method = start_method
         self._capacity = capacity

@@ -1,7 +1,9 @@
 """The one source of evaluation options: the ``evaluation`` section.
 
-Its ``handler`` is a name of :mod:`~neuro_evolution.evaluation.handlers.base`; a handler
-class makes itself from the validated section (``from_config``).
+Its ``handler`` is a name of :data:`HANDLERS`, the handlers by name, which live here so that the
+section checks the name without importing the handler interface
+(:mod:`~neuro_evolution.evaluation.handlers.base`, which takes this section); a handler class
+makes itself from the validated section (``from_config``).
 
 What a config file alone decides is validated when the section is parsed; what depends on the
 machine (is this start method available, does the scheduler file exist) is checked when the
@@ -14,6 +16,7 @@ import dataclasses
 import os
 from typing import Any, Literal
 
+from neuro_evolution.core.registry import Registry
 from neuro_evolution.core.schema import (
     ConfigBase,
     config_class,
@@ -42,6 +45,26 @@ def default_workers() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+# The handlers by name: sequential, mp, dask, vectorized and jax built in, a user's added with
+# ``@register_handler("name")`` on an EvaluationHandler subclass. A built-in handler's module is
+# imported only when the handler is asked for (Dask is heavy), yet every name is known at once:
+# the config (``evaluation.handler``), the command line (``train --handler``) and
+# :func:`~neuro_evolution.evaluation.handlers.factory.handler_from_config` read them from here.
+HANDLERS: Registry[Any] = Registry(
+    "handler",
+    {
+        "sequential": "neuro_evolution.evaluation.handlers.sequential",
+        "mp": "neuro_evolution.evaluation.handlers.multiprocessing",
+        "dask": "neuro_evolution.evaluation.handlers.dask",
+        "vectorized": "neuro_evolution.evaluation.handlers.vectorized",
+        "jax": "neuro_evolution.evaluation.handlers.jax",
+    },
+    what="handler",
+    known="handlers",
+    builtins_first=True,
+)
 
 
 @config_class
@@ -90,10 +113,7 @@ class EvaluationConfig(ConfigBase):
     )
 
     def validate(self, path: str) -> None:
-        # The registry lives with the handler interface, which takes this section: ask it now.
-        from neuro_evolution.evaluation.handlers.base import handler_names
-
-        names = handler_names()
+        names = HANDLERS.names()
         if self.handler not in names:
             raise ConfigError(
                 join(path, "handler"),

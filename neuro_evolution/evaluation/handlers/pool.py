@@ -29,9 +29,9 @@ from neuro_evolution.evaluation.episode import (
     RunnerSpec,
 )
 from neuro_evolution.evaluation.handlers.base import check_batch, split_chunks
-from neuro_evolution.evaluation.handlers.worker import TimedResults, vectorized_state_class
 
 RUN = ""  # the run id of a handler's one run (unnamed in messages)
+TimedResults = tuple[list[EvaluationResult], float]  # a chunk's results, seconds it took
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -72,8 +72,6 @@ class RunPool(ABC):
     """
 
     def __init__(self, slots: int, vectorize: bool | str = False, chunks_per_slot: int = 1) -> None:
-        if vectorize:
-            vectorized_state_class()  # fail here, not in every worker
         self.slots = slots
         self.vectorize = vectorize
         self.chunks_per_slot = chunks_per_slot

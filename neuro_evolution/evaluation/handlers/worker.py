@@ -17,7 +17,7 @@ import signal
 import time
 from collections import OrderedDict
 from multiprocessing import util
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -25,22 +25,12 @@ from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.evaluation.episode import (
     TRAINING,
     EvaluationContext,
-    EvaluationResult,
     RunnerSpec,
 )
-from neuro_evolution.evaluation.handlers.base import WorkerState
+from neuro_evolution.evaluation.handlers.base import ChunkEvaluator, WorkerState
 from neuro_evolution.evaluation.handlers.options import option_path
 from neuro_evolution.evaluation.handlers.orphans import exit_when_parent_dies
-
-
-class ChunkEvaluator(Protocol):
-    """What a worker keeps: ``WorkerState`` or ``VectorizedWorkerState`` (same API)."""
-
-    def evaluate(
-        self, genomes: np.ndarray, seeds: np.ndarray, context: EvaluationContext = TRAINING
-    ) -> list[EvaluationResult]: ...
-
-    def close(self) -> None: ...
+from neuro_evolution.evaluation.handlers.pool import TimedResults
 
 
 def vectorized_state_class() -> type:
@@ -72,7 +62,6 @@ def make_worker_state(
 
 # --- multiprocessing worker processes -------------------------------------------------------
 RunSetup = tuple[BrainTemplate, RunnerSpec, bool | str]  # template, spec, vectorize
-TimedResults = tuple[list[EvaluationResult], float]  # a chunk's results, seconds it took
 
 
 class RunStateMissing(Exception):
