@@ -125,6 +125,7 @@ JAX_MODULES = {
     "neuro_evolution.evaluation.jax_envs",
     "neuro_evolution.evaluation.jax_episodes",
     "neuro_evolution.evaluation.jax_lockstep",
+    "neuro_evolution.measures.jax_forms",
 }
 JAX_PACKAGES = {"jax", "jaxlib", "gymnax", "brax"}
 
