@@ -5,6 +5,7 @@ a form it lacks is refused in one line naming the recorder and the method."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -216,3 +217,12 @@ def test_a_user_recorder_needs_a_name_of_its_own() -> None:
     spec = spec_for("gymnasium", extra_recorders=(taken(),))
     with pytest.raises(ConfigError, match=r"^extra_recorders\[0\]: recorder name 'behavior'"):
         spec.recorders()
+
+
+def test_the_measurements_page_shows_the_user_recorder_verbatim() -> None:
+    """docs/measurements.md's example and tests/examples/action_counts.py cannot drift apart."""
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "measurements.md").read_text()
+    marker = "<!-- example: tests/examples/action_counts.py -->\n```python\n"
+    shown = page.split(marker, 1)[1].split("```", 1)[0]
+    assert shown == (root / "tests" / "examples" / "action_counts.py").read_text()
