@@ -176,9 +176,9 @@ def test_the_trace_is_a_scalar_recorder_and_lockstep_falls_back_to_it() -> None:
 
 
 MISSING = [  # recorder, method, what the one line says
-    (Trace(), "lanes", "replay.brain_state: recorder 'trace' has no lockstep form; write "
+    (Trace(), "lanes", "extra_recorders: recorder 'trace' has no lockstep form; write "
      "Trace.lanes() (see docs/measurements.md) to record it in the lockstep loop"),
-    (Trace(), "jax_form", "replay.brain_state: recorder 'trace' has no JAX form; write "
+    (Trace(), "jax_form", "extra_recorders: recorder 'trace' has no JAX form; write "
      "Trace.jax_form() (see docs/measurements.md) to record it in the jax handler"),
     (novelty("state").behavior(), "lanes", "recorder 'behavior' has no lockstep form "
      "(env.unwrapped.state needs the env object); write Behavior.lanes()"),
@@ -214,9 +214,8 @@ def test_a_user_recorder_needs_a_name_of_its_own() -> None:
     """A user's recorder named like a built-in one (or another) is refused in one line."""
     taken = dataclasses.make_dataclass("Taken", [], bases=(ActionCounts,), frozen=True)
     taken.name = "behavior"
-    spec = spec_for("gymnasium", extra_recorders=(taken(),))
     with pytest.raises(ConfigError, match=r"^extra_recorders\[0\]: recorder name 'behavior'"):
-        spec.recorders()
+        spec_for("gymnasium", extra_recorders=(taken(),))
 
 
 def test_the_measurements_page_shows_the_user_recorder_verbatim() -> None:

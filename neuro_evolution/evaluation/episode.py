@@ -207,6 +207,9 @@ class RunnerSpec(metaclass=FrozenClassMeta):
     # a user's own recorders (library use): their values go to EvaluationResult.records
     extra_recorders: tuple[Recorder, ...] = ()
 
+    def __post_init__(self) -> None:
+        self.recorders()  # a user recorder's name is checked when the spec is made
+
     def recorders(self) -> tuple[Recorder, ...]:
         """What every training evaluation records beside its return, in the order every
         episode loop calls them: observation statistics, novelty's behaviour, the measures,

@@ -74,7 +74,6 @@ class Trace(Recorder):
     """The step-by-step trace as a recorder (one episode; the scalar loop only)."""
 
     name = "trace"
-    path = "replay.brain_state"
 
     def scalar(self, env: Any, shapes: EpisodeShapes) -> EpisodeRecording:
         return EpisodeTrace()

@@ -143,7 +143,7 @@ class Recorder:
 
     name: ClassVar[str] = "recorder"
     # the config path a refusal names (a one-line ConfigError on it)
-    path: ClassVar[str] = "recorders"
+    path: ClassVar[str] = "extra_recorders"
 
     def scalar(self, env: Any, shapes: EpisodeShapes) -> EpisodeRecording:
         """The scalar loop's form for one evaluation in ``env``."""
