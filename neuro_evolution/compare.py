@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.cli import run_cli
-from neuro_evolution.config.tree import config_to_dict, parse_config
+from neuro_evolution.config.tree import config_to_dict, parse_run_config
 from neuro_evolution.core.schema import flatten
 from neuro_evolution.evaluation.validation import reached
 from neuro_evolution.run.directory import CONFIG_FILE, LOG_FILE, read_log
@@ -100,7 +100,7 @@ def find_runs(paths: list[Path]) -> list[Run]:
                 found[candidate.resolve()] = None
     runs = []
     for path in found:
-        config = config_to_dict(parse_config(json.loads((path / CONFIG_FILE).read_text())))
+        config = config_to_dict(parse_run_config(json.loads((path / CONFIG_FILE).read_text())))
         log = read_log(path / LOG_FILE)
         if log:
             runs.append(Run(path, config, log))

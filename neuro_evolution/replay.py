@@ -4,10 +4,10 @@ Rebuilds the template and a brain from the run directory alone (``config.json`` 
 ``candidate.npz`` / ``hall_of_fame.npz``: the saved masks and observation scaler are used,
 nothing is regenerated) and prints the return of each episode. By default it replays the genome
 the run stands behind (``candidate.npz``: the distribution center, or the hall of fame's best);
-``--rank N`` replays hall-of-fame entry N instead; in a QD run ``--elite K`` / ``--cell I,J``
-reruns an archive elite's training evaluation (its seed, episodes and scaler) and prints its
-fitness and descriptors next to the archived ones; in an NSGA2 run with objectives ``--front K``
-reruns front member K's (``pareto.npz``) and prints its objectives next to the saved ones.
+``--rank N`` replays hall-of-fame entry N instead; ``--elite K`` / ``--cell I,J`` (an archive's
+elites) and ``--front K`` (a Pareto front's members) rerun the training evaluation of a member
+the run's optimizer declares it stores (``Optimizer.stored_members``: its genome, episode base
+seed and scaler, the run's episodes) and print its fitness and measures next to the stored ones.
 ``--validation`` runs the run's held-out
 validation episodes and reproduces its last validated score; with ``--exported PATH`` it plays
 them through an exported policy (:mod:`neuro_evolution.export`) and prints its mean next to the
@@ -47,8 +47,8 @@ from neuro_evolution.run.replay_members import (
     PROGRAM,
     display_available,
     load_run,
-    replay_elite,
-    replay_front,
+    named_member,
+    replay_member,
 )
 from neuro_evolution.support.atomic import atomic_savez
 from neuro_evolution.support.console import plural, warning
@@ -74,20 +74,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--elite",
         type=int,
         metavar="K",
-        help="QD runs: rerun the training evaluation of archive elite K (cells ascending) and "
-        "compare with its archived fitness",
+        help="rerun the training evaluation of stored archive elite K (QD runs: cells ascending) "
+        "and compare with its stored fitness",
     )
     parser.add_argument(
         "--cell",
         metavar="I,J",
-        help="QD runs with a grid archive: the elite of grid cell I,J (one index per descriptor)",
+        help="runs with a grid archive: the elite of grid cell I,J (one index per descriptor)",
     )
     parser.add_argument(
         "--front",
         type=int,
         metavar="K",
-        help="NSGA2 runs with objectives: rerun the training evaluation of Pareto front member K "
-        "(pareto.npz's row K) and compare with its saved objectives",
+        help="rerun the training evaluation of stored Pareto front member K (NSGA2 runs with "
+        "objectives) and compare with its stored objectives",
     )
     parser.add_argument(
         "--validation",
@@ -246,13 +246,13 @@ def main(argv: list[str] | None = None) -> int:
     def run() -> int:
         if args.episodes is not None and args.episodes < 1:
             raise UserError(f"--episodes must be >= 1, got {args.episodes}")
-        if args.front is not None:
-            if args.rank is not None or args.validation or args.elite is not None or args.cell:
+        member = named_member({"--elite": args.elite, "--cell": args.cell, "--front": args.front})
+        if member is not None:
+            if args.rank is not None or args.validation or args.exported is not None:
                 raise UserError(
-                    "--front replays a Pareto front member: not with --rank/--validation/"
-                    "--elite/--cell"
+                    f"{member[0]} replays a stored member: not with --rank/--validation/--exported"
                 )
-            replay_front(args.run_dir, args.front, args.render, args.video)
+            replay_member(args.run_dir, *member, args.render, args.video)
             return 0
         if args.exported is not None:
             if not args.validation:
@@ -260,13 +260,6 @@ def main(argv: list[str] | None = None) -> int:
             from neuro_evolution.export.verify import replay_exported
 
             replay_exported(args.run_dir, args.exported, args.episodes)
-            return 0
-        if args.elite is not None or args.cell is not None:
-            if args.rank is not None or args.validation:
-                raise UserError(
-                    "--elite/--cell replay an archive elite: not with --rank/--validation"
-                )
-            replay_elite(args.run_dir, args.elite, args.cell, args.render, args.video)
             return 0
         replay(
             args.run_dir,

@@ -21,6 +21,13 @@ task and brain type, median of seeds 1..M (``--budget``; AutoencodeEasy has its 
 steps). The recurrent brains (CTRNN, LSTM) face the FFNN control: a task that needs memory is
 one where the control stays near what a policy without memory can score.
 
+Restarts (``--part restarts``): independent CMA-ES searches of the shipped non-Markov config
+with its restarts off, each validated after every generation until it passes or reaches
+``--cap`` generations; printed per seed, then the expected evaluations until solved under each
+restart rule (a fixed period, or a number of generations without a better best), computed from
+those searches: a restarted search is a fresh, independent one, so a rule's cost is the mean
+generations a search spends before the rule stops it, over the share solved before that.
+
 Every case starts from a shipped config; only the run seed, the stopping rule and, for the LSTM
 cases, the brain change (a 3-unit LSTM with the CTRNN's input scaling). Training episodes of
 the non-Markov shipped config start from the literature's standard state (the env's
@@ -32,12 +39,14 @@ Usage:
                                                         # AutoencodeEasy about 30 min)
     python scripts/bench_memory.py --part doublepole --seeds 10
     python scripts/bench_memory.py --part popgym --popgym-seeds 3 --budget 1000000
+    python scripts/bench_memory.py --part restarts --first-seed 1001 --seeds 30 --cap 200
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import math
 import os
 import statistics
@@ -83,9 +92,6 @@ class PopgymCase(NamedTuple):
 
 LSTM_16 = {"type": "LSTM", "hidden_size": 16}
 LSTM_4 = {"type": "LSTM", "hidden_size": 4}
-CTRNN_8_INPLACE = {
-    "type": "CTRNN", "number_neurons": 8, "delta_t": 1.0, "neuron_activation_inplace": True
-}  # fmt: skip
 
 
 # The LSTM cases scale the inputs as the shipped CTRNNs do (normalize_input, target 20).
@@ -103,7 +109,7 @@ DOUBLE_POLE = [
 ]
 POPGYM = [
     PopgymCase("PositionOnlyCartPoleEasy", "popgym_stateless_cartpole.json",
-               "popgym_stateless_cartpole_ffnn.json", CTRNN_8_INPLACE),
+               "popgym_stateless_cartpole_ffnn.json", LSTM_4),
     PopgymCase("RepeatPreviousEasy", "popgym_repeat_previous.json",
                "popgym_repeat_previous_ffnn.json", LSTM_16),
     PopgymCase("RepeatFirstEasy", "popgym_repeat_first.json", "popgym_repeat_first_ffnn.json",
@@ -184,6 +190,108 @@ def evaluations_to_solve(case: DoublePoleCase, seed: int) -> Run:
             long_test.close()
     solved = experiment.summary().solved
     return Run(evaluations if solved else None, long_at, time.perf_counter() - start)
+
+
+class Search(NamedTuple):
+    """One CMA-ES search on the non-Markov double pole without restarts: the generation whose
+    center first passed the generalization test (None: not within the cap), and per generation
+    up to then the best training fitness and the center's share of the 625 start states
+    balanced."""
+
+    solved_at: int | None
+    best: list[float]
+    validation: list[float]
+
+
+def one_search(seed: int, cap: int) -> Search:
+    """The shipped non-Markov config with its restarts off, run seed ``seed``, validated after
+    every generation, until solved or ``cap`` generations."""
+    config = load_config(CONFIGS / "double_pole_nonmarkov.json")
+    assert config.validation is not None, "the shipped config has a validation section"
+    optimizer = dataclasses.replace(config.optimizer, restart_every_generations=None)
+    validation = dataclasses.replace(config.validation, every_generations=1)
+    config = dataclasses.replace(
+        config,
+        random_seed=seed,
+        number_generations=cap,
+        optimizer=optimizer,
+        validation=validation,
+    )
+    experiment = Experiment(config)
+    experiment.start()
+    best: list[float] = []
+    validation: list[float] = []
+    try:
+        while not experiment.done:
+            row = experiment.step()
+            best.append(row.fitness_max)
+            validation.append(math.nan if row.validation_mean is None else row.validation_mean)
+    finally:
+        experiment.close()
+    solved = experiment.summary().solved
+    return Search(len(best) if solved else None, best, validation)
+
+
+def stagnation_stop(best: list[float], patience: int) -> int | None:
+    """The generation after which a search whose best-of-generation fitness has not improved
+    on its best for ``patience`` generations would be stopped (None: never, in ``best``)."""
+    record, since = -math.inf, 0
+    for generation, value in enumerate(best, start=1):
+        if value > record:
+            record, since = value, 0
+        else:
+            since += 1
+        if since >= patience:
+            return generation
+    return None
+
+
+def expected_evaluations(searches: list[Search], stops: list[int | None], cap: int) -> float:
+    """Expected training evaluations until solved when independent searches are each stopped
+    at their ``stops`` generation (None: the cap) and restarted: the mean generations a search
+    spends, over the fraction that is solved before its stop, times the population (16). A
+    search that reached the cap unsolved is stopped there, so a stop beyond the cap is
+    counted as the cap (the estimate is then optimistic and printed with a >)."""
+    spent, solved = 0, 0
+    for search, stop in zip(searches, stops):
+        limit = cap if stop is None else min(stop, cap)
+        if search.solved_at is not None and search.solved_at <= limit:
+            spent, solved = spent + search.solved_at, solved + 1
+        else:
+            spent += limit
+    return math.inf if solved == 0 else 16 * spent / solved
+
+
+def bench_restarts(seeds: list[int], cap: int, record: Path | None) -> None:
+    """Independent restart-free searches, then the expected evaluations of each restart rule
+    computed from them (searches restarted with fresh draws are independent, so a rule's cost
+    follows from how long each search takes and when the rule would stop it)."""
+    print(f"\n## Double pole without velocities: {len(seeds)} searches without restarts, cap {cap}")
+    searches = []
+    for seed in seeds:
+        search = one_search(seed, cap)
+        searches.append(search)
+        print(f"  seed {seed}: solved at generation {search.solved_at}", flush=True)
+    if record is not None:
+        record.write_text(json.dumps({str(s): x._asdict() for s, x in zip(seeds, searches)}))
+    done = sorted(s.solved_at for s in searches if s.solved_at is not None)
+    print(f"solved within {cap} generations: {len(done)}/{len(searches)}; generations: {done}")
+    print("| rule | expected evaluations until solved |")
+    print("| --- | ---: |")
+    for every in (25, 40, 50, 60, 75, 100, 150, 200, 300):
+        if every <= cap:
+            cost = expected_evaluations(searches, [every] * len(searches), cap)
+            print(f"| restart every {every} generations | {cost:,.0f} |")
+    for patience in (5, 10, 15, 20, 30, 40):
+        stops = [stagnation_stop(s.best, patience) for s in searches]
+        cost = expected_evaluations(searches, stops, cap)
+        # an unsolved search the rule never stopped would have run on past the cap
+        bound = (
+            "> " if any(s.solved_at is None and t is None for s, t in zip(searches, stops)) else ""
+        )
+        print(
+            f"| restart after {patience} generations without a better best | {bound}{cost:,.0f} |"
+        )
 
 
 def return_at_budget(
@@ -298,9 +406,12 @@ def bench_popgym(seeds: list[int], budget: int, tasks: list[str] | None) -> None
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["doublepole", "popgym", "all"], default="all")
+    parts = ["doublepole", "restarts", "popgym", "all"]
+    parser.add_argument("--part", choices=parts, default="all")
     parser.add_argument("--seeds", type=int, default=10, help="double-pole run seeds: N of them")
     parser.add_argument("--first-seed", type=int, default=1, help="the first double-pole run seed")
+    parser.add_argument("--cap", type=int, default=300, help="restarts: generations per search")
+    parser.add_argument("--record", type=Path, help="restarts: write every search here (JSON)")
     parser.add_argument("--popgym-seeds", type=int, default=3, help="POPGym run seeds 1..M")
     parser.add_argument("--budget", type=int, default=1_000_000, help="POPGym env steps")
     parser.add_argument(
@@ -314,6 +425,9 @@ def main() -> None:
     if args.part in ("doublepole", "all"):
         seeds = list(range(args.first_seed, args.first_seed + args.seeds))
         bench_double_pole(seeds, args.cases)
+    if args.part == "restarts":
+        seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+        bench_restarts(seeds, args.cap, args.record)
     if args.part in ("popgym", "all"):
         bench_popgym(list(range(1, args.popgym_seeds + 1)), args.budget, args.tasks)
 

@@ -27,9 +27,9 @@ from neuro_evolution.export.__main__ import main as export_main
 from neuro_evolution.export.numpy_file import policy_files
 from neuro_evolution.export.policy import policy_graph
 from neuro_evolution.moo.files import PARETO_FILE, load_pareto
+from neuro_evolution.optimizers.members import row_scaler
 from neuro_evolution.qd.files import ARCHIVE_FILE, load_archive
 from neuro_evolution.run.directory import load_candidate, load_hall_of_fame
-from neuro_evolution.run.replay_members import row_scaler
 from neuro_evolution.support.atomic import load_npz
 from neuro_evolution.support.errors import UserError
 
@@ -188,7 +188,7 @@ def test_bad_inputs_are_refused_in_one_line_with_nothing_written(
     assert "--hall-of-fame must be in 0..9, got 10" in refusal(
         [run, "--format", "onnx", "--out", onnx_out, "--hall-of-fame", "10"], capsys, out
     )
-    assert "pareto.npz: missing" in refusal(
+    assert "--front: the run's optimizer PGPE stores no members (Pgpe.stored_members()" in refusal(
         [run, "--format", "onnx", "--out", onnx_out, "--front", "0"], capsys, out
     )
     assert "is a folder: name the file to write" in refusal(

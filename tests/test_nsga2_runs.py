@@ -40,6 +40,7 @@ from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
 from neuro_evolution.optimizers.base import Evaluations
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.run.experiment import Experiment
+from neuro_evolution.run.replay_members import replay_member
 
 SENSES = [objective["sense"] for objective in NSGA2_OBJECTIVES]
 
@@ -260,8 +261,9 @@ def test_run_directory_holds_the_front_and_replay_reproduces_every_member(
     assert log[-1]["hypervolume"] == expected == float(data["hypervolume"]) > 0
     assert f"optimizer: hypervolume {expected:.6g} after generation 6" in summary
     for member in range(size):
-        replayed, saved = replay.replay_front(run_dir, member)
-        assert replayed.tobytes() == saved.tobytes() == front[member].tobytes()
+        replayed = replay_member(run_dir, "--front", str(member))
+        saved = replayed.member.stored_measures
+        assert replayed.measures.tobytes() == saved.tobytes() == front[member].tobytes()
     assert capsys.readouterr().out.count("front member ") == size
     candidate = np.load(run_dir / "candidate.npz", allow_pickle=False)
     assert str(candidate["source"]) == "front_best"

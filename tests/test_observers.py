@@ -33,7 +33,7 @@ from tensorboard.backend.event_processing.event_accumulator import (  # noqa: E4
 GENERATIONS = 5
 
 
-def observed_config(tmp_path: Path, observers: dict[str, Any] | None, name: str) -> Path:
+def observed_config(tmp_path: Path, observers: list[dict[str, Any]] | None, name: str) -> Path:
     data = small_config(
         number_generations=GENERATIONS,
         optimizer={"type": "CMA_ES", "population_size": 6, "sigma": 0.5},
@@ -76,7 +76,7 @@ def test_tensorboard_events_hold_every_row_and_change_no_result(tmp_path):
     """Every column of every generation is a scalar at step = generation (validation only where
     it ran), and the run's files equal those of the same run without observers."""
     observed = tmp_path / "observed"
-    config = observed_config(tmp_path, {"tensorboard": {}}, "tb")
+    config = observed_config(tmp_path, [{"type": "tensorboard"}], "tb")
     assert train.main([str(config), "--out", str(observed), "--quiet"]) == 0
     plain = tmp_path / "plain"
     assert train.main([str(observed_config(tmp_path, None, "plain")), "--out", str(plain)]) == 0
@@ -100,7 +100,8 @@ def test_killed_and_resumed_run_continues_its_tensorboard_and_mlflow_run_without
     twice, yet TensorBoard and MLflow hold each step once, in the one MLflow run the run
     directory names, with params from the resolved config and the files as artifacts."""
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
-    config = observed_config(tmp_path, {"tensorboard": {}, "mlflow": {"experiment": "e"}}, "both")
+    observers = [{"type": "tensorboard"}, {"type": "mlflow", "experiment": "e"}]
+    config = observed_config(tmp_path, observers, "both")
     run_dir = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     process = subprocess.Popen(
@@ -168,10 +169,10 @@ def test_a_missing_observer_package_is_a_one_line_error_at_start_up(
         options.importlib.util, "find_spec", lambda name: None if name == extra else real(name)
     )
     out = tmp_path / "run"
-    config = observed_config(tmp_path, {extra: {}}, extra)
+    config = observed_config(tmp_path, [{"type": extra}], extra)
     assert train.main([str(config), "--out", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert f"observers.{extra}: needs the {extra} package" in err
+    assert f"observers[0]: {extra} needs the {extra} package" in err
     assert f'pip install -e ".[{extra}]"' in err and "Traceback" not in err
     assert not out.exists()
 

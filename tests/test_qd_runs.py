@@ -27,6 +27,7 @@ from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
 from neuro_evolution.qd.files import ARCHIVE_FILE, ARCHIVE_PLOT_FILE
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.run.experiment import Experiment
+from neuro_evolution.run.replay_members import replay_member
 
 QD = ["MAP_ELITES", "CMA_ME"]
 
@@ -126,8 +127,8 @@ def test_run_directory_holds_the_archive_and_replay_reproduces_every_elite(
     coverage = f"coverage {len(cells) / 64:.6g}, qd_score {log[-1]['qd_score']:.6g}"
     assert f"optimizer: {coverage}, qd_best {fitness.max():.6g} after generation 6" in summary
     for elite in range(len(cells)):
-        replayed, archived = replay.replay_elite(run_dir, elite, None)
-        assert replayed == archived
+        replayed = replay_member(run_dir, "--elite", str(elite))
+        assert replayed.fitness == replayed.member.stored_fitness
     out = capsys.readouterr().out
     assert out.count("elite ") == len(cells)
     position = np.unravel_index(int(cells[-1]), (8, 8))

@@ -16,7 +16,7 @@ from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
 from neuro_evolution.evaluation.handlers.options import EvaluationConfig
 from neuro_evolution.evaluation.wrappers import WrapperConfig
 from neuro_evolution.moo.objectives import ObjectiveConfig
-from neuro_evolution.observers.options import MlflowConfig, TensorBoardConfig
+from neuro_evolution.observers.registry import OBSERVERS
 from neuro_evolution.optimizers.base import OPTIMIZERS
 from neuro_evolution.optimizers.cma_restarts import RestartsConfig
 from neuro_evolution.qd.descriptors import ArchiveConfig, DescriptorConfig
@@ -52,7 +52,6 @@ def render_reference() -> str:
     ]
     for extra in _optional_sections():
         sections.append(extra)
-    sections += [("observers.tensorboard", TensorBoardConfig), ("observers.mlflow", MlflowConfig)]
     sections += [
         ("optimizer.descriptors[i] (MAP_ELITES, CMA_ME)", DescriptorConfig),
         ("optimizer.archive (MAP_ELITES, CMA_ME)", ArchiveConfig),
@@ -61,6 +60,11 @@ def render_reference() -> str:
     ]
     for name, cls in sections:
         lines += ["", f"## `{name}`", "", *_table(cls)]
+    for type_name in OBSERVERS.names():
+        observer_config, observer = OBSERVERS.get(type_name)
+        if _is_builtin(observer):  # not a user's observer registered in this process
+            heading = f'## `observers[i]` with `"type": "{type_name}"`'
+            lines += ["", heading, "", *_table(observer_config)]
     for kind, registry in (("optimizer", OPTIMIZERS), ("brain", BRAINS)):
         for type_name in registry.names():
             config_cls, impl = registry.get(type_name)

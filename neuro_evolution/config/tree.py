@@ -27,7 +27,7 @@ from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
 from neuro_evolution.evaluation.handlers.options import EvaluationConfig
 from neuro_evolution.evaluation.validation import ValidationConfig
-from neuro_evolution.observers.options import ObserversConfig
+from neuro_evolution.observers.options import ObserverList, stored_observers
 from neuro_evolution.optimizers.base import OptimizerConfig
 from neuro_evolution.optimizers.novelty import NoveltyConfig
 
@@ -67,9 +67,10 @@ class ExperimentConfig(ConfigBase):
         doc="held-out validation of the genome the run stands behind (the one meaning of "
         "'solved'); null: none",
     )
-    observers: ObserversConfig = option(
-        ObserversConfig(),
-        doc="mirror each generation's log row into TensorBoard / MLflow (never changes results)",
+    observers: ObserverList = option(
+        ObserverList(),
+        doc='list of observers mirroring each generation\'s log row, each {"type": a registered '
+        "observer (tensorboard, mlflow, ...), ...its options} (never changes results)",
     )
     hall_of_fame_size: int = option(10, doc="best genomes kept across generations", ge=1)
     imports: tuple[str, ...] = option(
@@ -91,6 +92,16 @@ def parse_config(data: Any) -> ExperimentConfig:
         for index, module in enumerate(data.get("imports", ()) or ()):
             import_module(str(module), f"imports[{index}]")
     return parse(ExperimentConfig, data)
+
+
+def parse_run_config(data: Any) -> ExperimentConfig:
+    """A run directory's stored ``config.json``, validated as :func:`parse_config` does, with a
+    section stored in an earlier form read in its current one (the ``observers`` object of a run
+    written before the list form, see :func:`~neuro_evolution.observers.options.stored_observers`).
+    A config a person writes goes through :func:`parse_config`, which refuses the old form."""
+    if isinstance(data, dict) and "observers" in data:
+        data = {**data, "observers": stored_observers(data["observers"])}
+    return parse_config(data)
 
 
 def load_config(path: str | Path) -> ExperimentConfig:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from neuro_evolution.cli import ArgumentParser, run_cli
 from neuro_evolution.export.writer import FORMATS, export_run
-from neuro_evolution.support.errors import UserError
 
 PROGRAM = "neuro_evolution.export"
 
@@ -34,25 +33,14 @@ def build_parser() -> ArgumentParser:
     parser.add_argument(
         "--elite",
         metavar="K|I,J",
-        help="QD runs: archive elite K (cells ascending), or with I,J the elite of grid cell I,J",
+        help="stored archive elite K (QD runs: cells ascending), or with I,J the elite of grid "
+        "cell I,J",
     )
-    parser.add_argument("--cell", metavar="I,J", help="QD runs, grid archive: the elite of I,J")
-    parser.add_argument("--front", type=int, metavar="K", help="NSGA2 runs: Pareto front member K")
+    parser.add_argument("--cell", metavar="I,J", help="runs with a grid archive: the elite of I,J")
+    parser.add_argument(
+        "--front", type=int, metavar="K", help="stored Pareto front member K (NSGA2 runs)"
+    )
     return parser
-
-
-def elite_or_cell(elite: str | None, cell: str | None) -> tuple[int | None, str | None]:
-    """``--elite K`` names an elite by index, ``--elite I,J`` (like ``--cell I,J``) by cell."""
-    if elite is None:
-        return None, cell
-    if cell is not None:
-        raise UserError("--elite and --cell: name one elite, not two")
-    if "," in elite:
-        return None, elite
-    try:
-        return int(elite), None
-    except ValueError:
-        raise UserError(f"--elite must be an index K or a cell I,J, got {elite!r}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,10 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
     def run() -> int:
-        elite, cell = elite_or_cell(args.elite, args.cell)
         written = export_run(
-            args.run_dir, args.format, args.out, args.hall_of_fame, elite, cell, args.front
-        )
+            args.run_dir, args.format, args.out, args.hall_of_fame, args.elite, args.cell,
+            args.front,
+        )  # fmt: skip
         for path in written:
             print(f"wrote {path} ({path.stat().st_size:,} bytes)")
         return 0

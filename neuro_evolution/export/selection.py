@@ -1,5 +1,7 @@
-"""Which genome of a run to export: the candidate, a hall-of-fame entry, a QD elite or a Pareto
-front member, picked by ``replay``'s own selection code, with the scaler it was evaluated with.
+"""Which genome of a run to export: the candidate, a hall-of-fame entry, or a member the run's
+optimizer declares it stores (``--elite``, ``--cell``, ``--front``; see
+:meth:`~neuro_evolution.optimizers.base.Optimizer.stored_members`), picked by ``replay``'s own
+selection code, with the scaler it was evaluated with.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from neuro_evolution.config.tree import ExperimentConfig
 from neuro_evolution.core.normalization import ObservationScaler
 from neuro_evolution.replay import choose_genome
 from neuro_evolution.run.directory import CANDIDATE_FILE, CONFIG_FILE, HALL_OF_FAME_FILE
-from neuro_evolution.run.replay_members import choose_elite, choose_front, load_run, row_scaler
+from neuro_evolution.run.replay_members import choose_member
 from neuro_evolution.support.errors import UserError
 
 
@@ -26,7 +28,7 @@ class Chosen:
     template: BrainTemplate
     genome: np.ndarray
     scaler: ObservationScaler | None
-    label: str  # "candidate", "hall_of_fame 2", "elite 5", "front 0"
+    label: str  # "candidate", "hall_of_fame 2", or a member's: "elite 5", "front 0"
     description: str
 
 
@@ -42,38 +44,19 @@ def check_run_directory(run_dir: Path) -> None:
 
 
 def choose(
-    run_dir: Path,
-    hall_of_fame: int | None = None,
-    elite: int | None = None,
-    cell: str | None = None,
-    front: int | None = None,
+    run_dir: Path, hall_of_fame: int | None = None, member: tuple[str, str] | None = None
 ) -> Chosen:
-    """The genome named by at most one of the options (none: the run's candidate)."""
+    """The genome named by ``hall_of_fame`` or by ``member`` (a member option and its value, as
+    :func:`~neuro_evolution.run.replay_members.named_member` gives it), not both; neither: the
+    run's candidate."""
     check_run_directory(run_dir)
-    named = [
-        flag
-        for flag, value in (
-            ("--hall-of-fame", hall_of_fame), ("--elite", elite), ("--cell", cell),
-            ("--front", front),
-        )
-        if value is not None
-    ]  # fmt: skip
-    if len(named) > 1:
-        raise UserError(f"{' and '.join(named)}: name one genome to export, not several")
-    if elite is not None or cell is not None:
-        config, _, _ = load_run(run_dir)
-        data, row, template = choose_elite(run_dir, elite, cell)
-        what = f"archive elite {row} (cell {int(data['cells'][row])})"
+    if hall_of_fame is not None and member is not None:
+        raise UserError(f"--hall-of-fame and {member[0]}: name one genome to export, not several")
+    if member is not None:
+        config, stored = choose_member(run_dir, *member, rank_flag="--hall-of-fame")
         return Chosen(
-            config, template, np.array(data["genomes"][row], dtype=np.float64),
-            row_scaler(data, row), f"elite {row}", what,
-        )  # fmt: skip
-    if front is not None:
-        config, _, _ = load_run(run_dir)
-        data, template = choose_front(run_dir, front)
-        return Chosen(
-            config, template, np.array(data["genomes"][front], dtype=np.float64),
-            row_scaler(data, front), f"front {front}", f"Pareto front member {front}",
+            config, stored.template, np.asarray(stored.genome, dtype=np.float64), stored.scaler,
+            stored.label, stored.description,
         )  # fmt: skip
     config, template, genome, scaler, what = choose_genome(run_dir, hall_of_fame, "--hall-of-fame")
     label = "candidate" if hall_of_fame is None else f"hall_of_fame {hall_of_fame}"

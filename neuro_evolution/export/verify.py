@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -17,20 +18,23 @@ from neuro_evolution.core.schema import to_dict
 from neuro_evolution.evaluation.episode import EpisodeRunner, RunnerSpec, replace_runner_config
 from neuro_evolution.export.loaded import ExportedBrain, load_policy
 from neuro_evolution.export.selection import choose
+from neuro_evolution.optimizers.members import MEMBER_FLAGS
 from neuro_evolution.run.directory import CANDIDATE_FILE, load_candidate
 from neuro_evolution.support.console import plural
 from neuro_evolution.support.errors import UserError
 from neuro_evolution.support.seeds import validation_seeds
 
 
-def _selection(label: str) -> dict[str, int | None]:
-    kind, _, index = label.partition(" ")
+def _selection(label: str) -> dict[str, Any]:
+    """The :func:`choose` arguments that pick the genome an export's ``label`` names again."""
+    kind, _, value = label.partition(" ")
     if kind == "candidate":
         return {}
-    names = {"hall_of_fame": "hall_of_fame", "elite": "elite", "front": "front"}
-    if kind not in names or not index.isdigit():
-        raise UserError(f"the export names its genome {label!r}, which this run cannot pick")
-    return {names[kind]: int(index)}
+    if kind == "hall_of_fame" and value.isdigit():
+        return {"hall_of_fame": int(value)}
+    if f"--{kind}" in MEMBER_FLAGS and value:
+        return {"member": (f"--{kind}", value)}
+    raise UserError(f"the export names its genome {label!r}, which this run cannot pick")
 
 
 def replay_exported(
@@ -41,7 +45,7 @@ def replay_exported(
     run_dir = Path(run_dir)
     policy = load_policy(exported)
     label = str(policy.metadata.get("genome", "candidate"))
-    chosen = choose(run_dir, **_selection(label))  # type: ignore[arg-type]
+    chosen = choose(run_dir, **_selection(label))
     config = chosen.config
     if config.validation is None:
         raise UserError(f"--validation: {run_dir} was trained without a validation section")

@@ -13,6 +13,7 @@ from neuro_evolution.core.schema import to_dict
 from neuro_evolution.export.graph import PolicyGraph
 from neuro_evolution.export.policy import policy_graph
 from neuro_evolution.export.selection import Chosen, choose
+from neuro_evolution.run.replay_members import named_member
 from neuro_evolution.support.atomic import atomic_savez, atomic_write_bytes, atomic_write_text
 from neuro_evolution.support.errors import UserError
 
@@ -86,14 +87,17 @@ def export_run(
     format: str,
     out: str | Path,
     hall_of_fame: int | None = None,
-    elite: int | None = None,
+    elite: int | str | None = None,
     cell: str | None = None,
     front: int | None = None,
 ) -> list[Path]:
-    """Export the chosen genome's policy (see :mod:`neuro_evolution.export`); the written paths."""
+    """Export the chosen genome's policy (see :mod:`neuro_evolution.export`): the candidate, or
+    the one named by ``hall_of_fame`` or a member option (``elite`` K or I,J, ``cell`` I,J,
+    ``front`` K); the written paths."""
     run_dir, out = Path(run_dir), output_path(format, Path(out))
     check_format(format, out)
-    chosen = choose(run_dir, hall_of_fame, elite, cell, front)
+    member = named_member({"--elite": elite, "--cell": cell, "--front": front})
+    chosen = choose(run_dir, hall_of_fame, member)
     env = chosen.config.environment.make()
     try:
         space = env.observation_space

@@ -11,10 +11,14 @@ generation, and the template state (as ``hall_of_fame.npz`` does), written atomi
 ``pareto.png``: the population and the front in the first two objectives (a projection for
 three or more, the values against rank for one); the reference point is named in the legend,
 not drawn (it would squash the axes).
+
+An NSGA2 run with objectives stores its front as members (:class:`FrontMembers`): ``--front K``
+is row K of ``pareto.npz``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from pathlib import Path
 from typing import Any
@@ -22,10 +26,13 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.measures.base import MeasureConfig
 from neuro_evolution.moo.nsga2 import NSGA2
 from neuro_evolution.moo.objectives import raw_values
 from neuro_evolution.moo.pareto import crowded_order
+from neuro_evolution.optimizers.members import Member, StoredMembers, named_values, row_scaler
 from neuro_evolution.support.atomic import atomic_savez, atomic_write_bytes, load_npz
+from neuro_evolution.support.errors import UserError
 
 PARETO_FILE = "pareto.npz"
 PARETO_PLOT_FILE = "pareto.png"
@@ -134,3 +141,60 @@ class ParetoWriter:
         if plot:
             arrays = pareto_arrays(self.optimizer)
             atomic_write_bytes(self.folder / PARETO_PLOT_FILE, pareto_png(arrays, self.title))
+
+
+@dataclasses.dataclass(frozen=True)
+class FrontMember(Member):
+    """Member K of the front in ``pareto.npz``, with the front's size, its generation and the
+    objective names."""
+
+    row: int
+    front_size: int
+    generation: int
+    names: tuple[str, ...]
+
+    def replay_line(self, fitness: float, measures: np.ndarray) -> str:
+        """Objectives next to the saved ones, then the fitness (the file keeps none)."""
+        names = self.names
+        return (
+            f"front member {self.row} of {self.front_size} (generation {self.generation}, base "
+            f"seed {self.seed}): objectives {named_values(names, measures)} (saved "
+            f"{named_values(names, self.stored_measures)}); fitness {fitness:.10g}"
+        )
+
+
+class FrontMembers(StoredMembers):
+    """The Pareto front of an NSGA2 run's ``pareto.npz``: ``--front K`` is its row K."""
+
+    flags = ("--front",)
+
+    def __init__(self, run_dir: Path, objectives: tuple[MeasureConfig, ...]):
+        self.path = run_dir / PARETO_FILE
+        self.objectives = objectives
+
+    def member(self, flag: str, value: str) -> FrontMember:
+        if not self.path.is_file():
+            raise UserError(f"{self.path}: missing; --front replays a front member of an NSGA2 run")
+        data, template = load_pareto(self.path)
+        size = int(data["front_size"])
+        try:
+            row = int(value)
+        except ValueError:
+            raise UserError(f"--front must be an index K, got {value!r}") from None
+        if not 0 <= row < size:
+            raise UserError(f"--front must be in 0..{size - 1}, got {row}")
+        return FrontMember(
+            genome=np.array(data["genomes"][row], dtype=np.float64),
+            seed=int(data["seeds"][row]),
+            scaler=row_scaler(data, row),
+            template=template,
+            measures=self.objectives,
+            stored_fitness=None,
+            stored_measures=np.asarray(data["objectives"][row], dtype=np.float64),
+            label=f"front {row}",
+            description=f"Pareto front member {row}",
+            row=row,
+            front_size=size,
+            generation=int(data["generations"][row]),
+            names=tuple(str(name) for name in data["objective_names"]),
+        )

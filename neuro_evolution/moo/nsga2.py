@@ -70,6 +70,7 @@ from neuro_evolution.optimizers.base import (
     OptimizerState,
     RunFileWriter,
 )
+from neuro_evolution.optimizers.members import StoredMembers
 from neuro_evolution.optimizers.rng import (
     generator_load_state,
     generator_to_state,
@@ -215,6 +216,15 @@ class NSGA2(Optimizer):
         from neuro_evolution.moo.files import ParetoWriter  # the files module reads this class
 
         return [ParetoWriter(folder, self, template, title)]
+
+    @classmethod
+    def stored_members(cls, config: Nsga2Config, run_dir: Path) -> StoredMembers | None:
+        """With objectives: the Pareto front (``pareto.npz``), ``--front K``; none without."""
+        if not config.objectives:
+            return None
+        from neuro_evolution.moo.files import FrontMembers  # the files module reads this class
+
+        return FrontMembers(run_dir, tuple(config.objectives))
 
     def log_metrics(self) -> dict[str, float]:
         """``hypervolume`` of the front against ``reference_point`` (none without objectives)."""

@@ -1,9 +1,10 @@
-"""The observers by name: tensorboard and mlflow built in; each is a field of the ``observers``
-config section, which turns it on with its options.
+"""The observers by name: tensorboard and mlflow built in; an entry ``{"type": NAME, ...}`` of
+the ``observers`` config list turns one on with its options.
 
-A built-in observer's module is imported only when its field is set, so a run without observers
-imports neither. ``@register_observer("name", config=NameConfig)`` on an
-:class:`~neuro_evolution.observers.base.Observer` subclass registers one.
+A built-in observer's module is imported only when an entry names it, so a run without
+observers imports neither. ``@register_observer("name", config=NameConfig)`` on an
+:class:`~neuro_evolution.observers.base.Observer` subclass registers one; ``NameConfig``
+subclasses :class:`~neuro_evolution.observers.options.ObserverConfig`.
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ they scored; all state is explicit data.
 Every optimizer (ES, MU_ES, QD, NSGA-II, a user's own) is told the same record, and declares what
 it needs and adds through the same methods: the per-episode measures it selects on
 (:meth:`Optimizer.measure_configs`), its log columns (:meth:`Optimizer.log_metrics`) and the
-files it writes into a run directory (:meth:`Optimizer.run_files`). The run calls these on every
-optimizer and names none.
+files it writes into a run directory (:meth:`Optimizer.run_files`), and which of those files'
+genomes ``replay`` and ``export`` may pick (:meth:`Optimizer.stored_members`). The run, replay and
+export call these on every optimizer and name none.
 
 ``ask`` and ``tell`` are template methods (as evosax's ``tell``/``_tell``): the base keeps the
 bounds (:mod:`.bounds`), the guards every tell needs (a preceding ask, one finite fitness per asked
@@ -40,6 +41,7 @@ from neuro_evolution.support.frozen import FrozenABCMeta
 
 if TYPE_CHECKING:
     from neuro_evolution.brains.base import BrainTemplate
+    from neuro_evolution.optimizers.members import StoredMembers
 
 OptimizerState = dict[str, "np.ndarray | int | float | str | bool"]
 # A run-directory file writer: called after every generation with whether pictures are due.
@@ -209,6 +211,14 @@ class Optimizer(metaclass=FrozenABCMeta):
         ``archive.npz``/``.png``); each is called after every generation with whether pictures
         are due, and once more at the end. None by default."""
         return []
+
+    @classmethod
+    def stored_members(cls, config: Any, run_dir: Path) -> StoredMembers | None:
+        """The members this optimizer's files in the run directory ``run_dir`` hold for a run of
+        its config section ``config`` (QD: the archive's elites, NSGA2: the Pareto front), which
+        ``replay`` reruns and ``export`` exports by name (:mod:`.members`); None: it stores
+        none (the default)."""
+        return None
 
     @classmethod
     def state_bytes(cls, config: Any, genome_size: int) -> int:

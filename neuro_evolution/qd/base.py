@@ -12,6 +12,7 @@ from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.core.normalization import ObservationScaler
 from neuro_evolution.measures.base import MeasureConfig
 from neuro_evolution.optimizers.base import Evaluations, Optimizer, OptimizerState, RunFileWriter
+from neuro_evolution.optimizers.members import StoredMembers
 from neuro_evolution.optimizers.rng import (
     generator_load_state,
     generator_to_state,
@@ -21,7 +22,7 @@ from neuro_evolution.optimizers.rng import (
 from neuro_evolution.qd.archive import Archive
 from neuro_evolution.qd.bounds import bounds_missed
 from neuro_evolution.qd.descriptors import QdConfig
-from neuro_evolution.qd.files import ArchiveWriter
+from neuro_evolution.qd.files import ArchiveMembers, ArchiveWriter
 from neuro_evolution.support.console import warning
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
@@ -127,6 +128,11 @@ class QdOptimizer(Optimizer):
     def run_files(self, folder: Path, template: BrainTemplate, title: str) -> list[RunFileWriter]:
         """``archive.npz`` (every elite) and ``archive.png`` (its picture)."""
         return [ArchiveWriter(folder, lambda: self.archive, template, title)]
+
+    @classmethod
+    def stored_members(cls, config: QdConfig, run_dir: Path) -> StoredMembers | None:
+        """The archive's elites (``archive.npz``): ``--elite K`` or ``--cell I,J``."""
+        return ArchiveMembers(run_dir, tuple(config.descriptors))
 
     # --- state ---------------------------------------------------------------------------------
     def state(self) -> OptimizerState:

@@ -7,10 +7,14 @@ archive kind and the template state (as ``hall_of_fame.npz`` does), written atom
 ``archive.png``: for two descriptors a heatmap of elite fitness over the cells (grid) or the
 elites as points coloured by fitness (CVT); for one descriptor, fitness against it; for more,
 the elites projected on the first two descriptors.
+
+Every QD optimizer stores its elites as members (:class:`ArchiveMembers`): ``--elite K`` is row K
+of ``archive.npz`` (cells ascending), ``--cell I,J`` the elite of grid cell I,J.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from pathlib import Path
 from typing import Any
@@ -18,8 +22,11 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
+from neuro_evolution.measures.base import MeasureConfig
+from neuro_evolution.optimizers.members import Member, StoredMembers, named_values, row_scaler
 from neuro_evolution.qd.archive import Archive
 from neuro_evolution.support.atomic import atomic_savez, atomic_write_bytes, load_npz
+from neuro_evolution.support.errors import UserError
 
 ARCHIVE_FILE = "archive.npz"
 ARCHIVE_PLOT_FILE = "archive.png"
@@ -120,3 +127,87 @@ class ArchiveWriter:
             self._written = key
         if plot:
             plot_archive(self.folder / ARCHIVE_PLOT_FILE, archive, self.title)
+
+
+@dataclasses.dataclass(frozen=True)
+class ArchiveElite(Member):
+    """An elite of ``archive.npz``: its row, cell, generation and the descriptor names."""
+
+    row: int
+    cell: int
+    generation: int
+    names: tuple[str, ...]
+
+    def replay_line(self, fitness: float, measures: np.ndarray) -> str:
+        """Fitness and descriptors, each next to the archived value."""
+        names, archived = self.names, self.stored_fitness
+        return (
+            f"elite {self.row} (cell {self.cell}, generation {self.generation}, base seed "
+            f"{self.seed}): fitness {fitness:.10g} (archived {archived:.10g}); descriptors "
+            f"{named_values(names, measures)} (archived "
+            f"{named_values(names, self.stored_measures)})"
+        )
+
+
+class ArchiveMembers(StoredMembers):
+    """The elites of a QD run's ``archive.npz``: ``--elite K`` (row K, cells ascending; export
+    also takes ``--elite I,J``) or ``--cell I,J`` (a grid archive's cell)."""
+
+    flags = ("--elite", "--cell")
+
+    def __init__(self, run_dir: Path, descriptors: tuple[MeasureConfig, ...]):
+        self.path = run_dir / ARCHIVE_FILE
+        self.descriptors = descriptors
+
+    def member(self, flag: str, value: str) -> ArchiveElite:
+        if not self.path.is_file():
+            raise UserError(
+                f"{self.path}: missing; --elite/--cell replay elites of a QD run's archive"
+            )
+        data, template = load_archive(self.path)
+        by_cell = flag == "--cell" or "," in value  # export's --elite I,J names a cell too
+        row = cell_row(data, value) if by_cell else elite_row(data, value)
+        return ArchiveElite(
+            genome=np.array(data["genomes"][row], dtype=np.float64),
+            seed=int(data["seeds"][row]),
+            scaler=row_scaler(data, row),
+            template=template,
+            measures=self.descriptors,
+            stored_fitness=float(data["fitness"][row]),
+            stored_measures=data["measures"][row],
+            label=f"elite {row}",
+            description=f"archive elite {row} (cell {int(data['cells'][row])})",
+            row=row,
+            cell=int(data["cells"][row]),
+            generation=int(data["generations"][row]),
+            names=tuple(str(name) for name in data["descriptor_names"]),
+        )
+
+
+def elite_row(data: dict[str, np.ndarray], value: str) -> int:
+    """The row of ``--elite K``."""
+    try:
+        elite = int(value)
+    except ValueError:
+        raise UserError(f"--elite must be an index K or a cell I,J, got {value!r}") from None
+    count = len(data["cells"])
+    if not 0 <= elite < count:
+        raise UserError(f"--elite must be in 0..{count - 1}, got {elite}")
+    return elite
+
+
+def cell_row(data: dict[str, np.ndarray], cell: str) -> int:
+    """The row of the elite of grid cell ``I,J,...``."""
+    if str(data["kind"]) != "grid":
+        raise UserError("--cell: this run's archive is a CVT; name the elite with --elite K")
+    try:
+        position = tuple(int(part) for part in cell.split(","))
+    except ValueError:
+        raise UserError(f"--cell must be integers I,J,..., got {cell!r}") from None
+    shape = tuple(int(b) for b in data["descriptor_bins"])
+    if len(position) != len(shape) or not all(0 <= p < n for p, n in zip(position, shape)):
+        raise UserError(f"--cell {cell}: not a cell of the {'x'.join(map(str, shape))} grid")
+    rows = np.flatnonzero(data["cells"] == int(np.ravel_multi_index(position, shape)))
+    if not len(rows):
+        raise UserError(f"--cell {cell}: that cell holds no elite ({len(data['cells'])} cells do)")
+    return int(rows[0])

@@ -265,7 +265,7 @@ class Experiment:
         self.run_directory.writers += self.optimizer.run_files(
             self.run_directory.path, self.template, self.config.environment.label
         )
-        if self.config.observers.any:
+        if self.config.observers:
             install_observers(self, self.run_directory.path)
 
     @property

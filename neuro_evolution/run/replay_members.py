@@ -1,25 +1,29 @@
-"""Rerun one stored training evaluation of a run: an archive elite of a QD run (``replay
---elite K`` / ``--cell I,J``, from ``archive.npz``) or a Pareto front member of an NSGA2 run
-with objectives (``replay --front K``, from ``pareto.npz``): the genome with its episode base
-seed, the run's episodes and its observation scaler, so the replayed fitness and measures equal
-the stored ones.
+"""Rerun one stored training evaluation of a run: a member its optimizer declares it stores
+(:meth:`~neuro_evolution.optimizers.base.Optimizer.stored_members`; ``replay --elite K``,
+``--cell I,J``, ``--front K``): the genome with its episode base seed, the run's episodes and
+its observation scaler, so the replayed fitness and measures equal the stored ones. Only that
+declaration is read; no optimizer or file is named here.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.config.tree import ExperimentConfig, parse_config
+from neuro_evolution.config.tree import ExperimentConfig, parse_run_config
 from neuro_evolution.core.hall_of_fame import HallOfFame
 from neuro_evolution.core.normalization import ObservationScaler
 from neuro_evolution.evaluation.episode import EpisodeRunner, EvaluationResult, RunnerSpec
 from neuro_evolution.measures.base import MeasureConfig
+from neuro_evolution.optimizers.base import OPTIMIZERS
+from neuro_evolution.optimizers.members import MEMBER_FLAGS, Member, StoredMembers
 from neuro_evolution.run.directory import CONFIG_FILE, HALL_OF_FAME_FILE, load_hall_of_fame
 from neuro_evolution.support.console import warning
 from neuro_evolution.support.errors import UserError
@@ -32,41 +36,49 @@ def load_run(run_dir: Path) -> tuple[ExperimentConfig, HallOfFame, BrainTemplate
     for name in (CONFIG_FILE, HALL_OF_FAME_FILE):
         if not (run_dir / name).is_file():
             raise UserError(f"{run_dir / name}: missing; is {run_dir} a run directory of train?")
-    config = parse_config(json.loads((run_dir / CONFIG_FILE).read_text()))
+    config = parse_run_config(json.loads((run_dir / CONFIG_FILE).read_text()))
     hall_of_fame, template = load_hall_of_fame(run_dir / HALL_OF_FAME_FILE)
     return config, hall_of_fame, template
 
 
-def choose_elite(
-    run_dir: Path, elite: int | None, cell: str | None
-) -> tuple[dict[str, np.ndarray], int, BrainTemplate]:
-    """(archive arrays, row of the chosen elite, template) of a QD run directory."""
-    from neuro_evolution.qd.files import ARCHIVE_FILE, load_archive
+def stored_members(
+    config: ExperimentConfig, run_dir: Path, flag: str, rank_flag: str = "--rank"
+) -> StoredMembers:
+    """What the run's optimizer declares it stores (:meth:`Optimizer.stored_members`), when
+    ``flag`` names one of its members; a one-line UserError otherwise."""
+    name = config.optimizer.type_name()
+    _, optimizer_cls = OPTIMIZERS.get(name)
+    members = optimizer_cls.stored_members(config.optimizer, run_dir)
+    if members is None:
+        raise UserError(
+            f"{flag}: the run's optimizer {name} stores no members "
+            f"({optimizer_cls.__name__}.stored_members() declares none for its config), so "
+            f"there is none to name; pick the candidate (no option) or a hall-of-fame entry "
+            f"({rank_flag} N)"
+        )
+    if flag not in members.flags:
+        raise UserError(
+            f"{flag}: the run's optimizer {name} names its stored members with "
+            f"{' or '.join(members.flags)}, not {flag}"
+        )
+    return members
 
-    path = run_dir / ARCHIVE_FILE
-    if not path.is_file():
-        raise UserError(f"{path}: missing; --elite/--cell replay elites of a QD run's archive")
-    data, template = load_archive(path)
-    cells = data["cells"]
-    if cell is not None:
-        if str(data["kind"]) != "grid":
-            raise UserError("--cell: this run's archive is a CVT; name the elite with --elite K")
-        try:
-            position = tuple(int(part) for part in cell.split(","))
-        except ValueError:
-            raise UserError(f"--cell must be integers I,J,..., got {cell!r}") from None
-        shape = tuple(int(b) for b in data["descriptor_bins"])
-        if len(position) != len(shape) or not all(0 <= p < n for p, n in zip(position, shape)):
-            raise UserError(f"--cell {cell}: not a cell of the {'x'.join(map(str, shape))} grid")
-        flat = int(np.ravel_multi_index(position, shape))
-        rows = np.flatnonzero(cells == flat)
-        if not len(rows):
-            raise UserError(f"--cell {cell}: that cell holds no elite ({len(cells)} cells do)")
-        return data, int(rows[0]), template
-    assert elite is not None
-    if not 0 <= elite < len(cells):
-        raise UserError(f"--elite must be in 0..{len(cells) - 1}, got {elite}")
-    return data, elite, template
+
+def choose_member(
+    run_dir: Path, flag: str, value: str, rank_flag: str = "--rank"
+) -> tuple[ExperimentConfig, Member]:
+    """(config, member) of the stored member ``flag value`` of a run directory."""
+    config, _, _ = load_run(run_dir)
+    return config, stored_members(config, run_dir, flag, rank_flag).member(flag, str(value))
+
+
+def named_member(values: Mapping[str, object]) -> tuple[str, str] | None:
+    """(flag, value) of the one member option (:data:`MEMBER_FLAGS`) in ``values`` that is not
+    None (None when none is); naming two is a UserError."""
+    named = [(flag, str(values[flag])) for flag in MEMBER_FLAGS if values.get(flag) is not None]
+    if len(named) > 1:
+        raise UserError(f"{' and '.join(f for f, _ in named)}: name one member, not several")
+    return named[0] if named else None
 
 
 def rerun_evaluation(
@@ -107,84 +119,30 @@ def rerun_evaluation(
         runner.close()
 
 
-def row_scaler(data: dict[str, np.ndarray], row: int) -> ObservationScaler | None:
-    """The observation scaler stored for row ``row`` of an archive or front file."""
-    from neuro_evolution.core.normalization import scaler_from_arrays
+@dataclasses.dataclass(frozen=True)
+class ReplayedMember:
+    """A stored member's training evaluation rerun: what it gave, and the member (with what
+    was stored)."""
 
-    return scaler_from_arrays({k: v[row] for k, v in data.items() if k.startswith("observation_")})
-
-
-def named_values(names: np.ndarray, values: np.ndarray | None) -> str:
-    """``name value, ...`` of measures."""
-    return ", ".join(f"{n} {v:.6g}" for n, v in zip(names, values if values is not None else ()))
+    fitness: float
+    measures: np.ndarray
+    member: Member
 
 
-def replay_elite(
-    run_dir: Path,
-    elite: int | None,
-    cell: str | None,
-    render: bool = False,
-    video: Path | None = None,
-) -> tuple[float, float]:
-    """Rerun the training evaluation of an archive elite (its episode base seed, episodes and
-    observation scaler); returns (replayed fitness, archived fitness), which agree."""
-    config, _, _ = load_run(run_dir)
-    data, row, template = choose_elite(run_dir, elite, cell)
-    seed = int(data["seeds"][row])
-    descriptors = tuple(getattr(config.optimizer, "descriptors", ()))
+def replay_member(
+    run_dir: Path, flag: str, value: str, render: bool = False, video: Path | None = None
+) -> ReplayedMember:
+    """Rerun the training evaluation of the stored member ``flag value`` (its genome, episode
+    base seed, the run's episodes and its observation scaler) and print the replayed values
+    next to the stored ones, which they equal."""
+    config, member = choose_member(run_dir, flag, value)
     result = rerun_evaluation(
-        config, template, data["genomes"][row], seed, row_scaler(data, row), descriptors,
+        config, member.template, member.genome, member.seed, member.scaler, member.measures,
         render, video,
     )  # fmt: skip
-    archived = float(data["fitness"][row])
-    names = data["descriptor_names"]
-    print(
-        f"elite {row} (cell {int(data['cells'][row])}, generation {int(data['generations'][row])},"
-        f" base seed {seed}): fitness {result.fitness:.10g} (archived {archived:.10g}); "
-        f"descriptors {named_values(names, result.measures)} (archived "
-        f"{named_values(names, data['measures'][row])})"
-    )
-    return float(result.fitness), archived
-
-
-def replay_front(
-    run_dir: Path, member: int, render: bool = False, video: Path | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Rerun the training evaluation of Pareto front member ``member`` (row K of
-    ``pareto.npz``: its base seed, episodes and scaler); returns (replayed objectives, saved
-    objectives) in raw units, which agree."""
-    config, _, _ = load_run(run_dir)
-    data, template = choose_front(run_dir, member)
-    size = int(data["front_size"])
-    seed = int(data["seeds"][member])
-    objectives = tuple(getattr(config.optimizer, "objectives", ()))
-    result = rerun_evaluation(
-        config, template, data["genomes"][member], seed, row_scaler(data, member), objectives,
-        render, video,
-    )  # fmt: skip
-    replayed = np.asarray(result.measures, dtype=np.float64)
-    saved = np.asarray(data["objectives"][member], dtype=np.float64)
-    names = data["objective_names"]
-    print(
-        f"front member {member} of {size} (generation {int(data['generations'][member])}, base "
-        f"seed {seed}): objectives {named_values(names, replayed)} (saved "
-        f"{named_values(names, saved)}); fitness {result.fitness:.10g}"
-    )
-    return replayed, saved
-
-
-def choose_front(run_dir: Path, member: int) -> tuple[dict[str, np.ndarray], BrainTemplate]:
-    """(front arrays, template) of an NSGA2 run directory whose front has row ``member``."""
-    from neuro_evolution.moo.files import PARETO_FILE, load_pareto
-
-    path = run_dir / PARETO_FILE
-    if not path.is_file():
-        raise UserError(f"{path}: missing; --front replays a front member of an NSGA2 run")
-    data, template = load_pareto(path)
-    size = int(data["front_size"])
-    if not 0 <= member < size:
-        raise UserError(f"--front must be in 0..{size - 1}, got {member}")
-    return data, template
+    measures = np.asarray(result.measures if result.measures is not None else (), np.float64)
+    print(member.replay_line(float(result.fitness), measures))
+    return ReplayedMember(float(result.fitness), measures, member)
 
 
 def display_available() -> bool:

@@ -23,7 +23,12 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
-from neuro_evolution.config.tree import ExperimentConfig, config_to_dict, parse_config
+from neuro_evolution.config.tree import (
+    ExperimentConfig,
+    config_to_dict,
+    parse_config,
+    parse_run_config,
+)
 from neuro_evolution.core.schema import flatten
 from neuro_evolution.evaluation.handlers.base import EvaluationHandler
 from neuro_evolution.run.checkpoint import (
@@ -97,7 +102,7 @@ def read_run_config(run_dir: Path) -> dict[str, Any]:
     """The run's ``config.json``, resolved (validated, every default filled in)."""
     path = run_dir / CONFIG_FILE
     try:
-        return config_to_dict(parse_config(json.loads(path.read_text())))
+        return config_to_dict(parse_run_config(json.loads(path.read_text())))
     except FileNotFoundError:
         raise ResumeError(f"{path}: missing; the run directory is incomplete") from None
     except json.JSONDecodeError as error:
