@@ -283,13 +283,6 @@ class EpisodeRunner:
         """The env's flattened observation and action sizes (what recorders are made for)."""
         return space_shapes(self.env.observation_space, self.env.action_space)
 
-    @property
-    def observation_size(self) -> int:
-        """Elements of one observation (what normalization statistics are kept over)."""
-        shape = self.env.observation_space.shape
-        assert shape is not None  # brains take Box and Discrete observations only
-        return int(np.prod(shape, dtype=np.int64))
-
     def run_episode(
         self,
         brain: Brain,
