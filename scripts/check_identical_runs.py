@@ -2,7 +2,8 @@
 byte-identical behaviour.
 
 ``python scripts/check_identical_runs.py record OUT.json`` trains each config for a few
-generations (sequential handler: the log is the same on every handler) and writes, per config,
+generations (sequential handler: the log is the same on every handler; a run named
+``config.json@handler`` uses that handler, to hold its episode loop too) and writes, per run,
 the SHA-256 of every file of its run directory: ``log.csv`` without its wall-time column, the
 candidate, the hall of fame, every checkpoint, the optimizer's own files and the JSON files
 (``training_status.json`` without its version and time fields). A checkpoint is compared array
@@ -26,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-# config -> generations: every optimizer family, memory, pixels, novelty and several objectives.
+# run -> generations: every optimizer family, memory, pixels, novelty and several objectives;
+# ``@handler`` runs the lockstep and JAX episode loops (observation statistics, measures, novelty).
 RUNS = {
     "cartpole.json": 4,
     "cartpole_ffnn.json": 3,
@@ -39,6 +41,9 @@ RUNS = {
     "minatar_breakout.json": 2,
     "popgym_repeat_previous.json": 2,
     "mountaincar_novelty.json": 2,
+    "cartpole.json@vectorized": 3,
+    "qd_lunarlander_map_elites.json@vectorized": 2,
+    "minatar_breakout_jax.json@jax": 2,
 }
 SKIPPED_SUFFIXES = (".png",)
 # JSON keys that differ between two identical runs: clock times, versions, and the checkpoint's
@@ -110,8 +115,9 @@ def fingerprint(path: Path) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def train(config: Path, generations: int, out: Path) -> dict[str, str]:
-    """Train ``config`` for ``generations`` into ``out``; the fingerprints of what it wrote."""
+def train(config: Path, generations: int, out: Path, handler: str) -> dict[str, str]:
+    """Train ``config`` for ``generations`` with ``handler`` into ``out``; the fingerprints of
+    what it wrote."""
     command = [
         sys.executable,
         "-m",
@@ -120,7 +126,7 @@ def train(config: Path, generations: int, out: Path) -> dict[str, str]:
         "--generations",
         str(generations),
         "--handler",
-        "sequential",
+        handler,
         "--out",
         str(out),
         "--quiet",
@@ -151,7 +157,13 @@ def main() -> int:
     found: dict[str, dict[str, str]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         for config in args.configs:
-            found[config] = train(args.config_dir / config, RUNS[config], Path(scratch) / config)
+            name, _, handler = config.partition("@")
+            found[config] = train(
+                args.config_dir / name,
+                RUNS[config],
+                Path(scratch) / config,
+                handler or "sequential",
+            )
             print(f"{config}: {len(found[config])} files", flush=True)
     if args.mode == "record":
         args.fingerprints.write_text(json.dumps(found, indent=1, sort_keys=True))

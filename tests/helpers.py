@@ -74,7 +74,7 @@ def novelty_run(data: dict[str, Any], handler: Any) -> tuple[list[dict[str, Any]
         handler.close()
     log = [{k: v for k, v in r.to_dict().items() if k != "wall_time"} for r in experiment.log]
     assert experiment.novelty is not None
-    return log, experiment.novelty.behaviors
+    return log, experiment.novelty.archive.behaviors
 
 
 def without_end_validation(log: list[dict[str, Any]], ended_after: int) -> list[dict[str, Any]]:

@@ -158,6 +158,7 @@ JAX_MODULES = {
     "neuro_evolution.evaluation.jax_envs",
     "neuro_evolution.evaluation.jax_episodes",
     "neuro_evolution.evaluation.jax_lockstep",
+    "neuro_evolution.measures.jax_forms",
 }
 JAX_PACKAGES = {"jax", "jaxlib", "gymnax", "brax"}
 
@@ -303,8 +304,9 @@ GROUP_PURPOSES: dict[str, str] = {
     "": "the lazy front door: `from neuro_evolution import Experiment` loads only what it names",
     "core": "what every component stands on: the config schema, the typed registries, "
     "`module:Name` imports, observation normalization, the hall of fame",
-    "measures": "per-episode measures (QD descriptors, objectives): their config, the shipped "
-    "functions, the recorders the episode loops feed, the start-up checks",
+    "measures": "what an episode yields beside its return: the recorder interface and its "
+    "recorders (observation statistics, behaviour, measures), the measure configs, the shipped "
+    "functions, the start-up checks",
     "observers": "mirrors of the log in TensorBoard and MLflow",
     "brains": "the networks: template (masks, genome layout) and brain (one step), batch brains, "
     "conv front ends and composed brains, JAX brains",

@@ -11,8 +11,8 @@ from neuro_evolution.config.tree import parse_config
 from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.evaluation.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
+from neuro_evolution.measures.recorder import EpisodeShapes
 from neuro_evolution.optimizers.novelty import (
-    BehaviorRecorder,
     NoveltyArchive,
     NoveltyConfig,
     euclidean_distances,
@@ -56,18 +56,19 @@ def test_ncd_is_small_for_identical_and_larger_for_different_behaviours():
 def test_recorder_samples_every_interval_and_caps_the_length():
     """Every N-th step is sampled from each episode's start, at most max_length samples."""
     config = NoveltyConfig(behavior_source="action", behavioral_interval=3, behavioral_max_length=5)
-    recorder = BehaviorRecorder(config, env=None)
+    shapes = EpisodeShapes(observation_size=1, action_size=1)
+    recorder = config.behavior().scalar(None, shapes)
     recorder.start_episode()
     for step in range(7):  # samples steps 0, 3, 6
-        recorder.record(step, None)
+        recorder.act(None, step, None)
     recorder.start_episode()
     for step in range(100, 110):  # samples 100, 103 then the cap is reached
-        recorder.record(step, None)
-    assert recorder.behavior().tolist() == [0, 3, 6, 100, 103]
-    short = BehaviorRecorder(config, env=None)
+        recorder.act(None, step, None)
+    assert recorder.value().tolist() == [0, 3, 6, 100, 103]
+    short = config.behavior().scalar(None, shapes)
     short.start_episode()
-    short.record(7.0, None)
-    assert short.behavior().tolist() == [7.0, 0, 0, 0, 0]  # zero-padded to the cap
+    short.act(None, 7.0, None)
+    assert short.value().tolist() == [7.0, 0, 0, 0, 0]  # zero-padded to the cap
 
 
 def test_novelty_is_mean_distance_to_k_nearest_in_archive_and_population():
@@ -150,7 +151,7 @@ def test_novelty_changes_selection_but_not_the_logged_raw_fitness():
     plain.run()
     with_novelty.run()
     assert plain.log[0].fitness_mean == with_novelty.log[0].fitness_mean  # same first gen
-    assert with_novelty.novelty is not None and len(with_novelty.novelty.behaviors) == 10
+    assert with_novelty.novelty is not None and len(with_novelty.novelty.archive.behaviors) == 10
     best = with_novelty.hall_of_fame.fitness[0]
     assert best == max(row.fitness_max for row in with_novelty.log)
 
@@ -221,7 +222,7 @@ def test_with_novelty_weight_1_the_optimizer_is_told_the_novelty_ranks():
 
     experiment.optimizer.tell, experiment.handler.batch_evaluate = spy_tell, spy_evaluate
     for _ in range(3):
-        archive = experiment.novelty.behaviors.copy()
+        archive = experiment.novelty.archive.behaviors.copy()
         experiment.step()
         behaviors = np.stack([r.behavior for r in evaluated[-1]])
         fitness = np.array([r.fitness for r in evaluated[-1]])

@@ -147,9 +147,10 @@ def conv_on_a_vector() -> dict[str, Any]:
 
 
 def novelty_on_lockstep() -> dict[str, Any]:
-    """Novelty search on the vectorized handler: the lockstep loop records no behaviour."""
+    """Novelty of env.unwrapped.state on the vectorized handler: the lockstep loop has no such
+    behaviour recorder (it needs the env object)."""
     data = small_config(episode_runner={"number_fitness_runs": 1, "max_steps_per_run": 20})
-    data["novelty"] = {"behavioral_max_length": 20}
+    data["novelty"] = {"behavioral_max_length": 20, "behavior_source": "state"}
     data["evaluation"] = {"handler": "vectorized"}
     return data
 
@@ -163,7 +164,8 @@ WARNINGS = {
     "lockstep-fallback": (
         novelty_on_lockstep,
         "neuro_evolution: warning: vectorized evaluation falls back to one individual at a "
-        "time: lockstep evaluation does not record behaviour for novelty",
+        "time: novelty.behavior_source: recorder 'behavior' has no lockstep form "
+        "(env.unwrapped.state needs the env object)",
     ),
 }
 

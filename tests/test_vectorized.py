@@ -258,24 +258,36 @@ def test_brain_without_batch_brain_falls_back_to_the_per_individual_loop(capsys)
     assert as_tuples(vectorized) == as_tuples(sequential)
 
 
-def test_novelty_runs_fall_back_and_keep_behaviour_records(capsys):
-    """With a novelty section the lockstep loop (which records no behaviour) is not used: the
-    per-individual loop gives the same results, behaviours included; the reason is the run's
-    start-up warning (the handler itself prints nothing)."""
+@pytest.mark.parametrize("source", ["observation", "action", "state"])
+def test_novelty_behaviours_are_the_sequential_ones_and_state_falls_back(source, capsys):
+    """Behaviours of the action or the observation are recorded in lockstep, the sequential
+    loop's to the bit; env.unwrapped.state needs the env object, so such a run falls back to the
+    per-individual loop, for a reason naming the recorder's missing lockstep form (the run's
+    start-up warning; the handler itself prints nothing)."""
     base = make_spec("CartPole-v1", number_fitness_runs=2)
+    novelty = {"behavioral_max_length": 20, "behavioral_interval": 3, "behavior_source": source}
     spec = RunnerSpec(
         environment=base.environment,
         episode_runner=base.episode_runner,
-        novelty=parse(NoveltyConfig, {"behavioral_max_length": 20}, "novelty"),
+        novelty=parse(NoveltyConfig, novelty, "novelty"),
     )
     template = make_brain_template("FFNN", spec)
     genomes, seeds = population(template, 5, shared_seed=True)
     sequential, vectorized = evaluate_both(template, spec, genomes, seeds)
     assert capsys.readouterr().err == ""
-    assert "novelty" in fallback_reason(template, spec)
+    if source == "state":
+        assert fallback_reason(template, spec) == (
+            "novelty.behavior_source: recorder 'behavior' has no lockstep form "
+            "(env.unwrapped.state needs the env object); write Behavior.lanes() (see "
+            "docs/measurements.md) to record it in the lockstep loop"
+        )
+    else:
+        assert fallback_reason(template, spec) == ""
     assert as_tuples(vectorized) == as_tuples(sequential)
+    assert any(r.behavior is not None and r.behavior.any() for r in sequential)
     for a, b in zip(sequential, vectorized):
-        np.testing.assert_array_equal(a.behavior, b.behavior)
+        assert a.behavior is not None and b.behavior is not None
+        assert a.behavior.tobytes() == b.behavior.tobytes()
 
 
 def test_bad_input_gives_clear_errors():

@@ -4,9 +4,11 @@ A brain sees ``clip((observation - mean) / sqrt(var + epsilon), -clip, clip)`` e
 ``mean``/``var`` the statistics of every observation seen by training episodes of *earlier*
 generations. Per generation:
 
-1. whoever runs an evaluation (sequential runner, mp/Dask worker, vectorized handler) counts the
-   raw observations its episodes show the brain into an :class:`ObservationRecorder` -- count,
-   sum and sum of squares, added step by step in the episode's order -- and returns them in the
+1. whoever runs an evaluation (sequential runner, mp/Dask worker, vectorized or jax handler)
+   counts the raw observations its episodes show the brain -- count, sum and sum of squares,
+   added step by step in the episode's order (:class:`ObservationRecorder`, :func:`record_batch`;
+   the recorder every episode loop calls is
+   :class:`~neuro_evolution.measures.observations.ObservationStats`) -- and returns them in the
    :class:`~neuro_evolution.evaluation.episode.EvaluationResult`;
 2. the main process adds the per-evaluation totals into :class:`ObservationStatistics` in
    submission order (so the float sums do not depend on how genomes were chunked or which worker

@@ -1,8 +1,10 @@
 """EpisodeRunner: runs a brain in one long-lived Gymnasium env and returns its fitness.
 
 The rules of an evaluation are written once, in :class:`EpisodeRunnerConfig`, and followed by
-this runner's loop (one env) and by the vectorized handler's lockstep loop (P envs): stepping
-differs, the rules do not.
+this runner's loop (one env), the vectorized handler's lockstep loop (P envs) and the jax
+handler's compiled program: stepping differs, the rules do not. What an evaluation yields beside
+its return comes from the spec's recorders (:meth:`RunnerSpec.recorders`,
+:mod:`neuro_evolution.measures.recorder`), which all three loops call in the same places.
 """
 
 from __future__ import annotations
@@ -17,15 +19,20 @@ import numpy as np
 from neuro_evolution.brains.base import Brain, BrainTemplate
 from neuro_evolution.brains.genome_reads import unread_genes_problem
 from neuro_evolution.core.importing import import_module
-from neuro_evolution.core.normalization import (
-    ObservationNormalizationConfig,
-    ObservationRecorder,
-    ObservationScaler,
-)
+from neuro_evolution.core.normalization import ObservationNormalizationConfig, ObservationScaler
 from neuro_evolution.core.schema import ConfigBase, ConfigError, config_class, join, option
 from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.measures.base import MeasureConfig, MeasureRecorder
-from neuro_evolution.optimizers.novelty import BehaviorRecorder, NoveltyConfig
+from neuro_evolution.measures.base import MeasureConfig
+from neuro_evolution.measures.observations import ObservationStats
+from neuro_evolution.measures.recorder import (
+    RESULT_FIELDS,
+    EpisodeRecording,
+    EpisodeShapes,
+    Recorder,
+    space_shapes,
+)
+from neuro_evolution.measures.recording import Measures
+from neuro_evolution.optimizers.novelty import NoveltyConfig
 from neuro_evolution.support.frozen import FrozenClassMeta, frozen_dataclass
 from neuro_evolution.support.seeds import brain_rng, episode_seeds
 
@@ -147,6 +154,23 @@ class EvaluationResult(metaclass=FrozenClassMeta):
     observation_stats: np.ndarray | None = None
     # the evaluation's measures (RunnerSpec.measures, in order), when an optimizer asks for them
     measures: np.ndarray | None = None
+    # the values of RunnerSpec.recorders beyond the built-in ones, by recorder name
+    records: dict[str, Any] | None = None
+
+
+def recorded_fields(recorders: Sequence[Recorder], values: Sequence[Any]) -> dict[str, Any]:
+    """EvaluationResult keyword arguments of the recorders' ``values`` (in the same order): a
+    built-in recorder's field, the others' in ``records`` by name."""
+    fields: dict[str, Any] = {}
+    records = {}
+    for recorder, value in zip(recorders, values):
+        if recorder.name in RESULT_FIELDS:
+            fields[recorder.name] = value
+        else:
+            records[recorder.name] = value
+    if records:
+        fields["records"] = records
+    return fields
 
 
 @frozen_dataclass
@@ -180,6 +204,33 @@ class RunnerSpec(metaclass=FrozenClassMeta):
     max_lanes: int | None = None
     # per-episode measures an optimizer needs (QD descriptors, objectives); () when none
     measures: tuple[MeasureConfig, ...] = ()
+    # a user's own recorders (library use): their values go to EvaluationResult.records
+    extra_recorders: tuple[Recorder, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.recorders()  # a user recorder's name is checked when the spec is made
+
+    def recorders(self) -> tuple[Recorder, ...]:
+        """What every training evaluation records beside its return, in the order every
+        episode loop calls them: observation statistics, novelty's behaviour, the measures,
+        then ``extra_recorders``."""
+        found: list[Recorder] = []
+        if self.observation_normalization is not None:
+            found.append(ObservationStats())
+        if self.novelty is not None:
+            found.append(self.novelty.behavior())
+        if self.measures:
+            found.append(Measures(self.measures))
+        names = [recorder.name for recorder in found]
+        for position, recorder in enumerate(self.extra_recorders):
+            if recorder.name in names or recorder.name in RESULT_FIELDS:
+                raise ConfigError(
+                    f"extra_recorders[{position}]",
+                    f"recorder name {recorder.name!r} is taken; give {type(recorder).__name__} "
+                    "a name of its own",
+                )
+            names.append(recorder.name)
+        return (*found, *self.extra_recorders)
 
     def import_modules(self) -> None:
         """Import ``imports`` in this process: a worker started by forkserver, spawn or Dask has
@@ -211,48 +262,32 @@ class EpisodeRunner:
         scaler = context.observation_scaler
         if context.validation:
             return self.run_episode(brain, int(seed), scaler=scaler)
-        recorder = None
-        if self.spec.novelty is not None:
-            recorder = BehaviorRecorder(self.spec.novelty, self.env)
-        recording = self.spec.observation_normalization is not None
-        measures = MeasureRecorder(self.spec.measures) if self.spec.measures else None
-        episodes, totals = [], None
-        for k in range(self.config.number_fitness_runs):
-            observations = ObservationRecorder(self.observation_size) if recording else None
-            episodes.append(
-                self._episode(
-                    brain,
-                    self.config.reset_seed(seed, k),
-                    brain_rng(seed, k),
-                    recorder,
-                    scaler,
-                    observations,
-                    measures=measures,
-                )
+        recorders = self.spec.recorders()
+        recordings = [recorder.scalar(self.env, self.shapes) for recorder in recorders]
+        episodes = [
+            self._episode(
+                brain,
+                self.config.reset_seed(seed, k),
+                brain_rng(seed, k),
+                recordings,
+                scaler,
             )
-            if observations is not None:  # episode totals in episode order, as lockstep adds them
-                episode_totals = observations.as_array()
-                totals = episode_totals if totals is None else totals + episode_totals
+            for k in range(self.config.number_fitness_runs)
+        ]
         return self._result(
-            episodes,
-            None if recorder is None else recorder.behavior(),
-            totals,
-            None if measures is None else measures.vector(),
+            episodes, recorded_fields(recorders, [recording.value() for recording in recordings])
         )
 
     @property
-    def observation_size(self) -> int:
-        """Elements of one observation (what normalization statistics are kept over)."""
-        shape = self.env.observation_space.shape
-        assert shape is not None  # brains take Box and Discrete observations only
-        return int(np.prod(shape, dtype=np.int64))
+    def shapes(self) -> EpisodeShapes:
+        """The env's flattened observation and action sizes (what recorders are made for)."""
+        return space_shapes(self.env.observation_space, self.env.action_space)
 
     def run_episode(
         self,
         brain: Brain,
         env_seed: int,
         rng: np.random.Generator | None = None,
-        recorder: BehaviorRecorder | None = None,
         scaler: ObservationScaler | None = None,
         trace: EpisodeTrace | None = None,
     ) -> EvaluationResult:
@@ -261,14 +296,11 @@ class EpisodeRunner:
         The brain sees ``scaler.apply(observation)`` when a scaler is given; ``trace`` records
         every step (see :mod:`neuro_evolution.evaluation.trace`).
         """
-        return self._result([self._episode(brain, env_seed, rng, recorder, scaler, trace=trace)])
+        recordings = [] if trace is None else [trace]
+        return self._result([self._episode(brain, env_seed, rng, recordings, scaler)])
 
     def _result(
-        self,
-        episodes: list[EpisodeOutcome],
-        behavior: np.ndarray | None = None,
-        observation_stats: np.ndarray | None = None,
-        measures: np.ndarray | None = None,
+        self, episodes: list[EpisodeOutcome], fields: dict[str, Any] | None = None
     ) -> EvaluationResult:
         score = self.config.score(episodes)
         return EvaluationResult(
@@ -276,9 +308,7 @@ class EpisodeRunner:
             steps=score.steps,
             terminated=int(score.terminated),
             truncated=int(score.truncated),
-            behavior=behavior,
-            observation_stats=observation_stats,
-            measures=measures,
+            **(fields or {}),
         )
 
     def _episode(
@@ -286,43 +316,28 @@ class EpisodeRunner:
         brain: Brain,
         env_seed: int,
         rng: np.random.Generator | None,
-        recorder: BehaviorRecorder | None,
+        recordings: Sequence[EpisodeRecording],
         scaler: ObservationScaler | None = None,
-        observations: ObservationRecorder | None = None,
-        trace: EpisodeTrace | None = None,
-        measures: MeasureRecorder | None = None,
     ) -> EpisodeOutcome:
-        """How one episode ends, as the config's rules say.
-
-        ``observations`` counts the raw observations the brain was shown; ``trace`` records
-        each step; ``measures`` sees every step and the final info dict."""
+        """How one episode ends, as the config's rules say; every recording sees the start, each
+        step (``act`` before the env steps, ``step`` after) and the end."""
         env = self.env
         observation, _ = env.reset(seed=env_seed)
         brain.reset(rng if rng is not None else np.random.default_rng(env_seed))
-        if recorder is not None:
-            recorder.start_episode()
-        if measures is not None:
-            measures.start_episode()
+        for recording in recordings:
+            recording.start_episode()
         info: dict = {}
         episode_return = 0.0
         steps = 0
         terminated = truncated = cut = False
         while True:
-            if observations is not None:
-                observations.add(observation)
             action = brain.step(observation if scaler is None else scaler.apply(observation))
-            if trace is not None:
-                trace.step(observation, action, brain)
-            if recorder is not None and recorder.source != "observation":
-                recorder.record(action, None)
+            for recording in recordings:
+                recording.act(observation, action, brain)
             observation, reward, terminated, truncated, info = env.step(action)
-            if measures is not None:
-                measures.step(action, observation, reward, info)
-            if recorder is not None and recorder.source == "observation":
-                recorder.record(None, observation)
+            for recording in recordings:
+                recording.step(action, observation, reward, info)
             episode_return += float(reward)
-            if trace is not None:
-                trace.reward(reward)
             steps += 1
             terminated, truncated = bool(terminated), bool(truncated)
             if terminated or truncated:
@@ -330,8 +345,8 @@ class EpisodeRunner:
             if self.config.reached_limit(steps):
                 cut = True
                 break
-        if measures is not None:
-            measures.end_episode(info, terminated, truncated or cut)
+        for recording in recordings:
+            recording.end_episode(info, terminated, truncated or cut)
         return EpisodeOutcome(episode_return, steps, terminated, truncated, cut)
 
     def dry_run(self, template: BrainTemplate) -> None:
@@ -365,6 +380,15 @@ class EpisodeRunner:
     def close(self) -> None:
         """Close the env."""
         self.env.close()
+
+
+def template_shapes(template: BrainTemplate) -> EpisodeShapes:
+    """The flattened observation and action sizes of the template's env spaces (a Discrete
+    observation or action is one number)."""
+    io = template.io
+    observation = 1 if io.observation_kind == "discrete" else io.input_size
+    action = 1 if io.action_kind == "discrete" else int(np.prod(io.action_shape or (1,)))
+    return EpisodeShapes(observation, action)
 
 
 def replace_runner_config(spec: RunnerSpec, **changes: Any) -> RunnerSpec:

@@ -12,18 +12,18 @@ draws follow its task alone. ``reached_limit`` is called on the traced step coun
 per-episode arrays go back to the host as (R, P), where ``score`` turns them into fitness exactly
 as for every other handler.
 
+What an episode yields beside its return comes from the spec's recorders' JAX forms
+(:class:`~neuro_evolution.measures.recorder.JaxRecording`): each carries its state through the
+loop, sees every step (the raw observations shown, the actions, what the env answered) and the
+end of every episode, and returns its arrays with the outcomes; the host finishes them into
+per-individual values (observation statistics, novelty's behaviour, a user's recorder).
+
 Seeds (see :mod:`neuro_evolution.support.seeds`): episode k of base seed b resets its env with
 the key of ``episode_seed(b, k)`` (:func:`~neuro_evolution.evaluation.jax_envs.reset_keys`: the
 same key ``JaxGymEnv.reset(seed=...)`` uses); a validation episode with the seed itself. A CTRNN
 with ``parameter_perturbations`` draws its step-t noise from ``fold_in(fold_in(reset key, 1), t)``
 with ``jax.random.normal`` -- not numpy's generator, so noisy brains score differently here than
-on the numpy handlers (noise-free ones follow the same formulas, see ``docs/jax.md``). Observation
-statistics are summed per episode, then over an individual's episodes in the order k = 0 .. R-1.
-With novelty on, a training episode writes its behaviour samples (the action, or the observation
-the step returned, every ``behavioral_interval`` steps from its first, at most
-``behavioral_max_length``) into its task's rows; the host joins an individual's episodes in order
-(:func:`~neuro_evolution.optimizers.novelty.join_episode_samples`), as the sequential runner's
-recorder does.
+on the numpy handlers (noise-free ones follow the same formulas, see ``docs/jax.md``).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from neuro_evolution.brains.base import BrainTemplate, JaxBrain
 from neuro_evolution.brains.jax_brains import decode_actions, encode_inputs
 from neuro_evolution.evaluation.episode import EpisodeOutcome, EpisodeRunnerConfig
 from neuro_evolution.evaluation.jax_envs import JaxEnv
-from neuro_evolution.optimizers.novelty import NoveltyConfig
+from neuro_evolution.measures.recorder import JaxRecording, JaxStep
 
 NOISE_STREAM = 1  # fold_in(reset key, NOISE_STREAM): the brain-noise key of an episode
 
@@ -57,20 +57,16 @@ class EpisodeCarry(NamedTuple):
     episode_return: Any
     steps: Any  # env steps of each lane's episode (also the index of its brain-noise draw)
     active: Any  # the lane's episode has not ended
-    lane_stats: Any  # (P, 1 + 2D) observation statistics of each lane's episode, (P, 0) if none
     outcome: Any  # EpisodeOutcome of (R·P,) arrays, written when a task's episode ends
-    task_stats: Any  # (R·P, 1 + 2D) observation statistics per task, (R·P, 0) if none
-    samples: Any  # (R·P·S, B) behaviour samples, S per task, (0, 0) if none
+    records: tuple  # each recording's carried state (empty when nothing is recorded)
 
 
 class GenerationOutput(NamedTuple):
-    """What the program returns: per-episode outcomes of (R, P) arrays, observation
-    statistics (P, 1 + 2D) when recorded and behaviour samples (R, P, S, B) when recorded
-    (None otherwise)."""
+    """What the program returns: per-episode outcomes of (R, P) arrays, and each recording's
+    output (empty when nothing was recorded)."""
 
     episodes: EpisodeOutcome
-    stats: Any
-    samples: Any = None
+    records: tuple = ()
 
 
 class GenerationProgram:
@@ -83,10 +79,10 @@ class GenerationProgram:
         env: JaxEnv,
         rules: EpisodeRunnerConfig,
         dtype: Any,
-        novelty: NoveltyConfig | None = None,
+        recordings: tuple[JaxRecording, ...] = (),
     ):
         self.template, self.brain, self.env, self.rules = template, brain, env, rules
-        self.dtype, self.novelty = dtype, novelty
+        self.dtype, self.recordings = dtype, recordings
         self._compiled: dict[tuple, Any] = {}
         self.compilations = 0
         self.compile_seconds = 0.0
@@ -96,12 +92,10 @@ class GenerationProgram:
         params: Any,
         reset_keys: np.ndarray,
         scaler: tuple[np.ndarray, np.ndarray, float] | None,
-        record_stats: bool,
-        record_behavior: bool = False,
+        record: bool,
     ) -> GenerationOutput:
-        """Per-episode outcomes as (R, P) arrays, the observation statistics (P, 1 + 2D)
-        when ``record_stats`` and the behaviour samples (R, P, S, B) when ``record_behavior``
-        (novelty on); ``reset_keys`` is (R, P, 2) uint32."""
+        """Per-episode outcomes as (R, P) arrays and, when ``record`` (training), every
+        recording's output; ``reset_keys`` is (R, P, 2) uint32."""
         keys = jnp.asarray(reset_keys)
         scale_args: tuple[Any, ...] = ()
         if scaler is not None:
@@ -112,42 +106,23 @@ class GenerationProgram:
                 jnp.asarray(clip, self.dtype),
             )
         args = (params, keys, *scale_args)
-        record_behavior = record_behavior and self.novelty is not None
-        signature = (keys.shape, scaler is not None, record_stats, record_behavior)
+        recordings = self.recordings if record else ()
+        signature = (keys.shape, scaler is not None, bool(recordings))
         compiled = self._compiled.get(signature)
         if compiled is None:
             start = time.perf_counter()
-            function = jax.jit(self._program(scaler is not None, record_stats, record_behavior))
+            function = jax.jit(self._program(scaler is not None, recordings))
             compiled = function.lower(*args).compile()
             self.compile_seconds += time.perf_counter() - start
             self.compilations += 1
             self._compiled[signature] = compiled
-        episodes, stats, samples = compiled(*args)
+        episodes, records = compiled(*args)
         outcome = EpisodeOutcome(*(np.asarray(value) for value in episodes))
-        return GenerationOutput(
-            outcome,
-            None if stats is None else np.asarray(stats),
-            None if samples is None else np.asarray(samples),
-        )
+        return GenerationOutput(outcome, tuple(np.asarray(value) for value in records))
 
-    def _behavior_shape(self, record_behavior: bool) -> tuple[int, int]:
-        """(samples per episode S, values per sample B) of the behaviour record; (0, 0) off."""
-        novelty = self.novelty
-        if not record_behavior or novelty is None:
-            return 0, 0
-        if novelty.behavior_source == "action":
-            size = self.env.action_space.shape
-        else:
-            size = self.env.observation_space.shape
-        return novelty.behavioral_max_length, int(np.prod(size or (1,), dtype=np.int64))
-
-    def _program(self, scaled: bool, record_stats: bool, record_behavior: bool):
+    def _program(self, scaled: bool, recordings: tuple[JaxRecording, ...]):
         brain, env, rules, dtype = self.brain, self.env, self.rules, self.dtype
         io = self.template.io
-        width = 1 + 2 * io.input_size if record_stats else 0
-        per_task, breadth = self._behavior_shape(record_behavior)
-        interval = self.novelty.behavioral_interval if self.novelty is not None else 1
-        by_action = self.novelty is not None and self.novelty.behavior_source == "action"
         noise_size = brain.noise_size
         reset = jax.vmap(env.reset)
         step = jax.vmap(env.step)
@@ -158,21 +133,17 @@ class GenerationProgram:
             )
 
         def observe(carry: EpisodeCarry, scale_args: tuple) -> tuple[Any, Any]:
-            """The brain's inputs, and the lanes' statistics with this observation added."""
+            """The brain's inputs, and the raw observations (flat, in the program's dtype)."""
             raw = carry.observations.reshape(carry.observations.shape[0], -1).astype(dtype)
-            stats = carry.lane_stats
-            if record_stats:
-                weight = carry.active[:, None].astype(dtype)
-                stats = stats + jnp.concatenate([weight, raw * weight, raw * raw * weight], axis=1)
             shown = carry.observations
             if scaled:
                 mean, scale, clip = scale_args
                 shown = jnp.clip((raw - mean) * scale, -clip, clip)
-            return encode_inputs(io, shown, dtype), stats
+            return encode_inputs(io, shown, dtype), raw
 
         def body(carry: EpisodeCarry, params, keys, noise_keys, scale_args) -> EpisodeCarry:
             tasks = keys.shape[0]
-            inputs, lane_stats = observe(carry, scale_args)
+            inputs, raw = observe(carry, scale_args)
             noise = None
             if noise_size:
                 noise = jax.vmap(
@@ -184,13 +155,8 @@ class GenerationProgram:
             actions = decode_actions(io, outputs)
             obs, env_state, reward, terminated = step(carry.env_state, actions)
             active = carry.active
-            samples = carry.samples
-            if per_task:  # the step's sample, at row task·S + its index in the episode
-                index = carry.steps // interval
-                taken = active & (carry.steps % interval == 0) & (index < per_task)
-                row = jnp.where(taken, carry.task * per_task + index, tasks * per_task)
-                value = (actions if by_action else obs).reshape(actions.shape[0], -1)
-                samples = samples.at[row].set(value.astype(dtype), mode="drop")
+            view = JaxStep(carry.task, carry.steps, active, raw, actions, obs, reward, tasks)
+            records = tuple(r.step(s, view) for r, s in zip(recordings, carry.records))
             steps = carry.steps + active
             truncated = steps >= env.time_limit
             episode_return = carry.episode_return + jnp.where(active, reward.astype(dtype), 0)
@@ -207,9 +173,7 @@ class GenerationProgram:
                 truncated=carry.outcome.truncated.at[slot].set(ended & truncated, mode="drop"),
                 cut=carry.outcome.cut.at[slot].set(cut, mode="drop"),
             )
-            task_stats = carry.task_stats
-            if record_stats:
-                task_stats = task_stats.at[slot].set(lane_stats, mode="drop")
+            records = tuple(r.end(s, done, slot) for r, s in zip(recordings, records))
             offered = carry.next_task + jnp.cumsum(done, dtype=jnp.int32) - 1  # in lane order
             fresh = done & (offered < tasks)
             task = jnp.where(done, jnp.where(fresh, offered, tasks), carry.task).astype(jnp.int32)
@@ -223,10 +187,8 @@ class GenerationProgram:
                 episode_return=jnp.where(done, 0, episode_return).astype(dtype),
                 steps=jnp.where(done, 0, steps),
                 active=(active & ~done) | fresh,
-                lane_stats=jnp.where(done[:, None], 0, lane_stats).astype(dtype),
                 outcome=written,
-                task_stats=task_stats,
-                samples=samples,
+                records=records,
             )
             return jax.lax.cond(
                 jnp.any(fresh), lambda c: refill(c, fresh, params, keys), lambda c: c, carry
@@ -265,7 +227,6 @@ class GenerationProgram:
                 episode_return=jnp.zeros(count, dtype=dtype),
                 steps=jnp.zeros(count, dtype=jnp.int32),
                 active=jnp.ones(count, dtype=bool),
-                lane_stats=jnp.zeros((count, width), dtype=dtype),
                 outcome=EpisodeOutcome(
                     episode_return=jnp.zeros(tasks, dtype=dtype),
                     steps=jnp.zeros(tasks, dtype=jnp.int32),
@@ -273,8 +234,7 @@ class GenerationProgram:
                     truncated=no,
                     cut=no,
                 ),
-                task_stats=jnp.zeros((tasks, width), dtype=dtype),
-                samples=jnp.zeros((tasks * per_task, breadth), dtype=dtype),
+                records=tuple(r.init(count, tasks, dtype) for r in recordings),
             )
             out = jax.lax.while_loop(
                 lambda c: jnp.any(c.active),
@@ -282,15 +242,7 @@ class GenerationProgram:
                 carry,
             )
             episodes = EpisodeOutcome(*(a.reshape(runs, count) for a in out.outcome))
-            stats = None
-            if record_stats:
-                per_run = out.task_stats.reshape(runs, count, width)
-                stats = per_run[0]
-                for k in range(1, runs):
-                    stats = stats + per_run[k]
-            samples = None
-            if per_task:
-                samples = out.samples.reshape(runs, count, per_task, breadth)
-            return GenerationOutput(episodes, stats, samples)
+            records = tuple(r.output(s, runs, count) for r, s in zip(recordings, out.records))
+            return GenerationOutput(episodes, records)
 
         return program

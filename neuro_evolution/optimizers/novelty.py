@@ -1,29 +1,34 @@
-"""Novelty search: behaviour records, distances, an archive, and fitness/novelty combination.
+"""Novelty search: a behaviour measure, distances, an archive, and a fitness-shaping step.
 
-- A behaviour is sampled by the episode runner every ``behavioral_interval`` steps from
-  ``behavior_source`` (the action, the observation, or ``env.unwrapped.state``), over the
-  evaluation's episodes in order, and capped at ``behavioral_max_length`` samples. It is stored as
-  a fixed-size float vector: samples are zero-padded to the cap, so an early ending is part of the
-  behaviour.
+- A behaviour is one recorder (:class:`~neuro_evolution.measures.behavior.Behavior`, made by
+  :meth:`NoveltyConfig.behavior`) that every episode loop calls: sampled every
+  ``behavioral_interval`` steps from ``behavior_source`` (the action, the observation, or
+  ``env.unwrapped.state``), over the evaluation's episodes in order, and capped at
+  ``behavioral_max_length`` samples; a fixed-size float vector, zero-padded to the cap, so an
+  early ending is part of the behaviour.
 - The novelty of an individual is its mean distance to its ``novelty_nearest_k`` nearest
   neighbours among the archive and the rest of the current population.
 - The archive keeps behaviours (never individuals to re-evaluate): each generation the
   ``recorded_behaviors_per_generation`` most novel behaviours are added; beyond
   ``max_recorded_behaviors`` the oldest are dropped.
-- Selection fitness combines ranks: ``(1 - w) * rank(fitness) + w * rank(novelty)``, both ranks
-  scaled to [0, 1] (ties share their mean rank) with ``w = novelty_weight``. The hall of fame and
-  the log keep the raw fitness.
+- Novelty is a fitness-shaping step (:class:`NoveltyShaping`, a
+  :class:`~neuro_evolution.optimizers.shaping.ShapingStep`): the fitness the optimizer is told
+  combines ranks, ``(1 - w) * rank(fitness) + w * rank(novelty)``, both ranks scaled to [0, 1]
+  (ties share their mean rank) with ``w = novelty_weight``. The hall of fame and the log keep
+  the raw fitness.
 """
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
 
 from neuro_evolution.core.schema import ConfigBase, config_class, option
-from neuro_evolution.optimizers.shaping import unit_ranks
+from neuro_evolution.measures.behavior import Behavior
+from neuro_evolution.optimizers.shaping import ShapingStep, unit_ranks
 
 
 @config_class
@@ -47,68 +52,13 @@ class NoveltyConfig(ConfigBase):
         5, doc="most novel behaviours added to the archive each generation", ge=0
     )
 
-
-class BehaviorRecorder:
-    """Collects behaviour samples during an evaluation (one recorder per evaluation)."""
-
-    __slots__ = ("config", "samples", "countdown", "source", "env")
-
-    def __init__(self, config: NoveltyConfig, env: Any):
-        self.config = config
-        self.samples: list[np.ndarray] = []
-        self.countdown = 0
-        self.source = config.behavior_source
-        self.env = env
-
-    @property
-    def full(self) -> bool:
-        """Whether the length cap is reached."""
-        return len(self.samples) >= self.config.behavioral_max_length
-
-    def start_episode(self) -> None:
-        """The first step of every episode is sampled."""
-        self.countdown = 0
-
-    def record(self, action: Any, observation: Any) -> None:
-        """Offer one step; sampled every ``behavioral_interval`` steps until the cap."""
-        if self.countdown == 0 and not self.full:
-            if self.source == "action":
-                value = action
-            elif self.source == "observation":
-                value = observation
-            else:
-                value = self.env.unwrapped.state
-            self.samples.append(np.array(value, dtype=np.float64).reshape(-1))
-        self.countdown = (self.countdown + 1) % self.config.behavioral_interval
-
-    def behavior(self) -> np.ndarray:
-        """The behaviour as a fixed-size vector (samples zero-padded to the cap)."""
-        if not self.samples:
-            return np.zeros(0)
-        width = self.samples[0].size
-        padded = np.zeros((self.config.behavioral_max_length, width))
-        padded[: len(self.samples)] = np.stack(self.samples)
-        return padded.reshape(-1)
-
-
-def join_episode_samples(samples: np.ndarray, steps: np.ndarray, interval: int) -> np.ndarray:
-    """The behaviours of P individuals from each episode's own samples, as
-    :class:`BehaviorRecorder` records them over an evaluation's episodes in order.
-
-    ``samples`` (R, P, S, B): episode k's samples from its first step, every ``interval`` steps,
-    at most S (the cap) each; ``steps`` (R, P): the episodes' lengths. Episode k adds its
-    ceil(steps / interval) samples after the earlier episodes' until S are taken; the rest is
-    zero. Returns (P, S·B) float64.
-    """
-    runs, count, cap, width = samples.shape
-    joined = np.zeros((count, cap, width))
-    filled = np.zeros(count, dtype=np.int64)
-    for k in range(runs):
-        taken = np.minimum(-(-steps[k].astype(np.int64) // interval), cap - filled)
-        for i in np.flatnonzero(taken):
-            joined[i, filled[i] : filled[i] + taken[i]] = samples[k, i, : taken[i]]
-        filled += taken
-    return joined.reshape(count, cap * width)
+    def behavior(self) -> Behavior:
+        """The behaviour recorder every episode loop calls."""
+        return Behavior(
+            source=self.behavior_source,
+            interval=self.behavioral_interval,
+            max_length=self.behavioral_max_length,
+        )
 
 
 # Elements of one block of row differences (64 MB of float64): long behaviours (MinAtar
@@ -199,3 +149,26 @@ class NoveltyArchive:
     def load_state(self, state: dict[str, np.ndarray]) -> None:
         """Restore what :meth:`state` returned."""
         self.behaviors = np.array(state["behaviors"], dtype=np.float64)
+
+
+class NoveltyShaping(ShapingStep):
+    """Novelty search as the fitness-shaping step between the evaluations and the optimizer: the
+    shaped fitness combines fitness and novelty ranks (:meth:`NoveltyArchive.selection_fitness`)
+    and updates the archive; its state is the archive's (checkpoints)."""
+
+    def __init__(self, config: NoveltyConfig):
+        self.archive = NoveltyArchive(config)
+
+    def shaped(self, fitness: np.ndarray, results: Sequence[Any]) -> np.ndarray:
+        behaviors = []
+        for result in results:
+            if result.behavior is None:
+                raise RuntimeError("novelty search is on, but an evaluation recorded no behaviour")
+            behaviors.append(result.behavior)
+        return self.archive.selection_fitness(fitness, np.stack(behaviors))
+
+    def state(self) -> dict[str, np.ndarray]:
+        return self.archive.state()
+
+    def load_state(self, state: dict[str, np.ndarray]) -> None:
+        self.archive.load_state(state)

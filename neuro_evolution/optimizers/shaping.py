@@ -6,15 +6,39 @@ fitness values get equal shaped values (their average rank), so shaping never or
 
 Shaping is relative to the batch it is computed over: comparing values shaped over different
 batches is meaningless, so an optimizer must shape every set of candidates it compares at once.
+
+A :class:`ShapingStep` is a run-level step between the evaluations and the optimizer: the run
+tells the optimizer ``step.shaped(fitness, results)`` instead of the raw fitness (novelty
+search: :class:`~neuro_evolution.optimizers.novelty.NoveltyShaping`); its state goes into
+checkpoints.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import numpy as np
 
 FitnessShaping = Literal["none", "centered_ranks"]
+
+
+class ShapingStep(ABC):
+    """What the optimizer is told instead of the raw fitness of one generation's results."""
+
+    @abstractmethod
+    def shaped(self, fitness: np.ndarray, results: Sequence[Any]) -> np.ndarray:
+        """The (P,) fitness to tell, from the raw ``fitness`` and the evaluation results (in ask
+        order; a step reads the fields its recorders fill, e.g. ``behavior``)."""
+
+    @abstractmethod
+    def state(self) -> dict[str, np.ndarray]:
+        """What a checkpoint stores."""
+
+    @abstractmethod
+    def load_state(self, state: dict[str, np.ndarray]) -> None:
+        """Continue from :meth:`state`."""
 
 
 def mean_ranks(fitness: np.ndarray) -> np.ndarray:

@@ -37,7 +37,7 @@ from neuro_evolution.observers import install_observers
 from neuro_evolution.optimizers.base import Evaluations, Optimizer
 from neuro_evolution.optimizers.cost import optimizer_cost_warning
 from neuro_evolution.optimizers.factory import make_optimizer
-from neuro_evolution.optimizers.novelty import NoveltyArchive
+from neuro_evolution.optimizers.novelty import NoveltyShaping
 from neuro_evolution.run.checkpoint import checkpointer_of, install_checkpoints
 from neuro_evolution.run.directory import Candidate, LogRow, RunDirectory
 from neuro_evolution.run.lock import LOCK_FILE, RunLock
@@ -196,7 +196,8 @@ class Experiment:
             self.template.genome_size,
             observation_size=self.observation_statistics.size if self.observation_statistics else 0,
         )
-        self.novelty = NoveltyArchive(config.novelty) if config.novelty is not None else None
+        # the fitness-shaping step between evaluations and optimizer (checkpointed as "novelty")
+        self.novelty = NoveltyShaping(config.novelty) if config.novelty is not None else None
         self.generation = 0
         self.train_past_target = False  # True: reaching validation.target does not end the run
         self.log: list[LogRow] = []
@@ -395,15 +396,10 @@ class Experiment:
         return EvaluationRequest(genomes, seeds, EvaluationContext(observation_scaler=scaler))
 
     def selection_fitness(self, fitness: np.ndarray, results: list[EvaluationResult]) -> np.ndarray:
-        """What the optimizer selects on: raw fitness, or its combination with novelty."""
+        """What the optimizer selects on: raw fitness, or what the shaping step makes of it."""
         if self.novelty is None:
             return fitness
-        behaviors = []
-        for result in results:
-            if result.behavior is None:
-                raise RuntimeError("novelty search is on, but an evaluation recorded no behaviour")
-            behaviors.append(result.behavior)
-        return self.novelty.selection_fitness(fitness, np.stack(behaviors))
+        return self.novelty.shaped(fitness, results)
 
     def step(self) -> LogRow:
         """Run one generation and return its log row."""

@@ -28,6 +28,8 @@ from neuro_evolution.evaluation.episode import (
     EvaluationContext,
     EvaluationResult,
     RunnerSpec,
+    recorded_fields,
+    template_shapes,
 )
 from neuro_evolution.evaluation.handlers.base import (
     HandlerStatistics,
@@ -39,7 +41,6 @@ from neuro_evolution.evaluation.handlers.options import (
     EvaluationConfig,
     option_path,
 )
-from neuro_evolution.optimizers.novelty import join_episode_samples
 from neuro_evolution.support.errors import ConfigError
 from neuro_evolution.support.seeds import episode_seeds
 
@@ -48,29 +49,18 @@ PRECISIONS = ("float32", "float64")
 
 def check_jax_run(template: BrainTemplate, spec: RunnerSpec, precision: str) -> Any:
     """The ``jax`` module, once what a run on the JAX path needs from the config and the
-    machine is there (one-line errors): the jax extra, a precision, a novelty behaviour the
-    path records, no per-episode measures, and a JAX form of the brain type."""
+    machine is there (one-line errors): the jax extra, a precision, a JAX form of every
+    recorder of the spec (novelty's behaviour, the measures) and of the brain type."""
     jax = import_extra("jax", "jax", option_path("handler"))
     if precision not in PRECISIONS:
         raise ConfigError(
             option_path("precision"), f"must be float32 or float64, got {precision!r}"
         )
-    if spec.novelty is not None and spec.novelty.behavior_source == "state":
-        raise ConfigError(
-            "novelty.behavior_source",
-            "the JAX path records the action or the observation, not env.unwrapped.state; "
-            "use action or observation, or another evaluation handler",
-        )
-    if spec.measures:
-        # objectives (NSGA2) carry a sense, QD descriptors do not
-        objectives = all(hasattr(measure, "sense") for measure in spec.measures)
-        field = "objectives" if objectives else "descriptors"
-        what = "NSGA2 objectives" if objectives else "QD descriptors"
-        raise ConfigError(
-            f"optimizer.{field}",
-            f"the JAX path computes no per-episode measures ({what}); use the "
-            "sequential, mp, dask or vectorized handler",
-        )
+    shapes = template_shapes(template)
+    for recorder in spec.recorders():  # novelty's behaviour, the measures, a user's recorders
+        lacking = recorder.missing_form("jax_form", shapes)
+        if lacking is not None:
+            raise lacking
     missing = template.missing_form("jax_brain")
     if missing is not None:
         raise missing
@@ -88,12 +78,16 @@ class JaxWorkerState:
 
         self.template, self.spec, self.precision = template, spec, precision
         self._reset_keys = reset_keys
+        self.recorders = spec.recorders()
+        shapes = template_shapes(template)
+        # each recorder's JAX form, or its one-line ConfigError
+        recordings = tuple(recorder.jax_form(shapes) for recorder in self.recorders)
         with self._precision():
             env = spec.environment.make_jax_env()
             brain = template.jax_brain()  # its type's JAX form, or a one-line ConfigError
             dtype = self.jax.numpy.float64 if precision == "float64" else self.jax.numpy.float32
             self.program = GenerationProgram(
-                template, brain, env, spec.episode_runner, dtype, spec.novelty
+                template, brain, env, spec.episode_runner, dtype, recordings
             )
         self.device = str(self.jax.devices()[0])
         self.evaluation_seconds = 0.0  # wall time of evaluations, compilations excluded
@@ -121,8 +115,7 @@ class JaxWorkerState:
                 [self._reset_keys(np.array(episode_seeds(seeds, k, fixed))) for k in runs]
             )
         scaler = context.observation_scaler
-        record = self.spec.observation_normalization is not None and not context.validation
-        novelty = None if context.validation else self.spec.novelty
+        record = not context.validation
         with self._precision():
             params = self.program.brain.params(genomes, self.program.dtype)
             output = self.program.run(
@@ -130,7 +123,6 @@ class JaxWorkerState:
                 keys,
                 None if scaler is None else (scaler.mean, scaler.scale, scaler.clip),
                 record,
-                novelty is not None,
             )
         run = output.episodes
         episodes = [
@@ -144,18 +136,17 @@ class JaxWorkerState:
             for k in range(keys.shape[0])
         ]
         score = rules.score(episodes)
-        stats = output.stats.astype(np.float64) if output.stats is not None else None
-        behaviors = None
-        if novelty is not None and output.samples is not None:
-            behaviors = join_episode_samples(output.samples, run.steps, novelty.behavioral_interval)
+        values = [
+            recording.finish(out, run.steps)
+            for recording, out in zip(self.program.recordings, output.records)
+        ]
         results = [
             EvaluationResult(
                 fitness=float(score.fitness[i]),
                 steps=int(score.steps[i]),
                 terminated=int(score.terminated[i]),
                 truncated=int(score.truncated[i]),
-                behavior=None if behaviors is None else behaviors[i],
-                observation_stats=None if stats is None else stats[i].copy(),
+                **recorded_fields(self.recorders, [value[i].copy() for value in values]),
             )
             for i in range(len(genomes))
         ]

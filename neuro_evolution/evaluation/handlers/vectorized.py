@@ -13,10 +13,11 @@ follow :meth:`EpisodeRunner.run` to the bit (see ``docs/vectorized.md``). With
 most that many lanes, with the same results; a wave that cannot fit in memory is refused
 (:mod:`~neuro_evolution.evaluation.lane_memory`).
 
-Per-episode observation, action and reward measures (QD descriptors) are computed per lane
-(:mod:`~neuro_evolution.measures.lanes`). A brain type without a batch brain
-(``template.supports_batch`` false), or a run that records behaviour for novelty or info or
-function measures, falls back to the per-individual loop of
+What an evaluation yields beside its return comes from the spec's recorders' lockstep forms
+(:meth:`~neuro_evolution.measures.recorder.Recorder.lanes`): each sees every step of the lanes
+that take it, and the recorder joins an individual's lanes in episode order. A brain type
+without a batch brain (``template.supports_batch`` false), or a recorder without a lockstep form
+(info or function measures, a ``state`` behaviour), falls back to the per-individual loop of
 :class:`~neuro_evolution.evaluation.handlers.base.WorkerState` with one ``warning:`` line
 (printed once, by the run's start-up check, :mod:`neuro_evolution.run.start_up`): same
 results, no speed-up.
@@ -25,11 +26,11 @@ results, no speed-up.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 
 import numpy as np
 
 from neuro_evolution.brains.base import BatchBrain, BrainTemplate
-from neuro_evolution.core.normalization import record_batch
 from neuro_evolution.evaluation.episode import (
     TRAINING,
     EpisodeOutcome,
@@ -37,6 +38,8 @@ from neuro_evolution.evaluation.episode import (
     EvaluationContext,
     EvaluationResult,
     RunnerSpec,
+    recorded_fields,
+    template_shapes,
 )
 from neuro_evolution.evaluation.handlers.base import WorkerState, check_batch, register_handler
 from neuro_evolution.evaluation.handlers.in_process import InProcessHandler
@@ -54,11 +57,7 @@ from neuro_evolution.evaluation.vector_env import (
     make_lockstep_env,
     native_adapter,
 )
-from neuro_evolution.measures.lanes import (
-    LaneMeasures,
-    individual_measures,
-    lockstep_measures_reason,
-)
+from neuro_evolution.measures.recorder import LaneRecording, Recorder
 from neuro_evolution.support.console import warning
 from neuro_evolution.support.seeds import brain_rngs, episode_seeds
 
@@ -72,18 +71,16 @@ def run_lanes(
     rngs: list[np.random.Generator],
     config: EpisodeRunnerConfig,
     context: EvaluationContext = TRAINING,
-    observation_size: int = 0,
-    measures: LaneMeasures | None = None,
-) -> tuple[EpisodeOutcome, np.ndarray | None]:
+    recordings: Sequence[LaneRecording] = (),
+) -> EpisodeOutcome:
     """Run every lane's episode to its end under the rules of EpisodeRunner.run (``config``):
     lane j's env copy reset with ``env_seeds[j]``, its brain row with ``rngs[j]``, an ended lane
-    masked. Returns per-lane arrays and, with ``observation_size`` > 0, per-lane observation
-    totals (1 + 2D columns); ``measures`` sees every step of the lanes that took it. Lanes are
-    independent: any split into waves gives the same rows."""
+    masked. Returns per-lane arrays; every recording sees each step (``act`` before the envs
+    step, ``step`` after) with the mask of the lanes that take it. Lanes are independent: any
+    split into waves gives the same rows."""
     lanes = envs.num_envs
     if lanes != len(env_seeds) or lanes != len(rngs):
         raise ValueError(f"{lanes} lanes for {len(env_seeds)} seeds and {len(rngs)} generators")
-    stats = np.zeros((lanes, 1 + 2 * observation_size)) if observation_size else None
     observations = envs.reset(env_seeds)
     brain.reset(rngs)
     scaler = context.observation_scaler
@@ -95,13 +92,13 @@ def run_lanes(
     active = np.ones(lanes, dtype=bool)
     all_active = True
     while all_active or active.any():
-        if stats is not None:
-            record_batch(stats, observations, None if all_active else active)
         shown = observations if scaler is None else scaler.apply(observations)
         actions = brain.step(shown, None if all_active else active)
+        for recording in recordings:
+            recording.act(observations, actions, active)
         observations, rewards, terminated, truncated = envs.step(actions, active)
-        if measures is not None:
-            measures.step(actions, observations, rewards, active)
+        for recording in recordings:
+            recording.step(actions, observations, rewards, active)
         np.add(episode_return, rewards, out=episode_return, where=active)
         steps += active
         ended_by_env = active & (terminated | truncated)
@@ -112,8 +109,7 @@ def run_lanes(
         ended_cut |= cut
         active &= ~cut
         all_active = all_active and bool(active.all())
-    outcome = EpisodeOutcome(episode_return, steps, ended_terminated, ended_truncated, ended_cut)
-    return outcome, stats
+    return EpisodeOutcome(episode_return, steps, ended_terminated, ended_truncated, ended_cut)
 
 
 def lane_seeds(
@@ -145,33 +141,30 @@ def lane_rngs(
 
 def lockstep_results(
     outcome: EpisodeOutcome,
-    stats: np.ndarray | None,
     count: int,
     config: EpisodeRunnerConfig,
-    lane_values: np.ndarray | None = None,
+    recorders: Sequence[Recorder] = (),
+    lane_values: Sequence[np.ndarray] = (),
 ) -> list[EvaluationResult]:
     """Per-individual results from the per-lane arrays of all R * P lanes: individual i's
-    episodes are lanes k*P+i, scored in episode order; its observation statistics the sum of
-    its lanes' totals in episode order (as EpisodeRunner.run adds them), and its measures (from
-    ``lane_values``, lanes x measures) their mean over its lanes in episode order."""
+    episodes are lanes k*P+i, scored in episode order; each recorder joins its lanes' values
+    (``lane_values``, one (R * P, ...) array per recorder) in episode order."""
     runs = len(outcome.steps) // count
     lanes_of = [slice(k * count, (k + 1) * count) for k in range(runs)]  # episode k's lanes
     episodes = [EpisodeOutcome(*(field[k].copy() for field in outcome)) for k in lanes_of]
     score = config.score(episodes)
-    per_individual = None
-    if stats is not None:
-        per_individual = np.zeros((count, stats.shape[1]))
-        for k in range(runs):
-            per_individual += stats[k * count : (k + 1) * count]
-    measures = None if lane_values is None else individual_measures(lane_values, count)
+    steps = outcome.steps.reshape(runs, count)
+    values = [
+        recorder.join(lanes.reshape(runs, count, *lanes.shape[1:]), steps)
+        for recorder, lanes in zip(recorders, lane_values)
+    ]
     return [
         EvaluationResult(
             fitness=float(score.fitness[i]),
             steps=int(score.steps[i]),
             terminated=int(score.terminated[i]),
             truncated=int(score.truncated[i]),
-            observation_stats=None if per_individual is None else per_individual[i].copy(),
-            measures=None if measures is None else measures[i].copy(),
+            **recorded_fields(recorders, [value[i].copy() for value in values]),
         )
         for i in range(count)
     ]
@@ -197,13 +190,20 @@ def lane_genomes(genomes: np.ndarray, start: int, stop: int) -> np.ndarray:
 
 
 def fallback_reason(template: BrainTemplate, spec: RunnerSpec) -> str:
-    """Why this template/spec cannot run in lockstep ("" when it can)."""
+    """Why this template/spec cannot run in lockstep ("" when it can): the brain's or a
+    recorder's missing lockstep form."""
+    shapes = template_shapes(template)
     missing = template.missing_form("batch_brain")
-    if missing is not None:
-        return str(missing)
-    if spec.novelty is not None:
-        return "lockstep evaluation does not record behaviour for novelty"
-    return lockstep_measures_reason(spec.measures)
+    if missing is None:
+        missing = next(
+            (
+                error
+                for recorder in spec.recorders()
+                if (error := recorder.missing_form("lanes", shapes)) is not None
+            ),
+            None,
+        )
+    return "" if missing is None else str(missing)
 
 
 def fallback_line(reason: str) -> str:
@@ -241,6 +241,8 @@ class VectorizedWorkerState:
         self._adapter: NativeAdapter | None = None
         self.mode: LockstepMode = "sync"
         self.sync_reason = "sync mode was asked for"
+        self.recorders = spec.recorders()
+        self.shapes = template_shapes(template)
         self.fallback_reason = fallback_reason(template, spec)
         if self.fallback_reason:
             if announce:  # a handler's states do not: the run's start-up check warns once
@@ -259,7 +261,6 @@ class VectorizedWorkerState:
                     f"{self.sync_reason}; use mode 'auto' or 'sync'"
                 )
         io = template.io
-        self._observation_size = io.input_size
         self._neutral_action = io.decode_batch(np.zeros((1, io.output_size)))[0]
         self._discrete_actions = io.action_kind == "discrete"
         self._lane_bytes: int | None = None
@@ -291,37 +292,32 @@ class VectorizedWorkerState:
         waves = lane_waves(runs * count, self.spec.max_lanes)
         if self.spec.max_lanes is None:  # a configured wave size was checked at start-up
             self._check_wave(runs * count, f"{runs} episodes x {count:,} individuals")
-        observation_size = 0
-        if self.spec.observation_normalization is not None and not context.validation:
-            observation_size = self._observation_size
         env_seeds = lane_seeds(seeds, config, context)
-        measured = bool(self.spec.measures) and not context.validation
-        parts, lane_values = [], []
+        recorders = () if context.validation else self.recorders
+        parts = []
+        lane_values: list[list[np.ndarray]] = [[] for _ in recorders]
         for start, stop in waves:  # lanes are independent: the waves' rows are the batch's rows
             brain = self.template.batch_brain(lane_genomes(genomes, start, stop))
             envs = self._lockstep_env(stop - start)
-            measures = LaneMeasures(self.spec.measures, stop - start) if measured else None
-            parts.append(
-                run_lanes(
-                    brain,
-                    envs,
-                    env_seeds[start:stop],
-                    lane_rngs(seeds, start, stop, context),
-                    config,
-                    context,
-                    observation_size,
-                    measures,
-                )
+            recordings = [recorder.lanes(stop - start, self.shapes) for recorder in recorders]
+            outcome = run_lanes(
+                brain,
+                envs,
+                env_seeds[start:stop],
+                lane_rngs(seeds, start, stop, context),
+                config,
+                context,
+                recordings,
             )
-            if measures is not None:
-                lane_values.append(measures.values())
+            parts.append(outcome)
+            for values, recording in zip(lane_values, recordings):
+                values.append(recording.values(outcome.steps))
         if len(parts) == 1:
-            outcome, stats = parts[0]
+            outcome = parts[0]
         else:
-            outcome = EpisodeOutcome(*(np.concatenate(f) for f in zip(*(o for o, _ in parts))))
-            stats = None if observation_size == 0 else np.concatenate([s for _, s in parts])
-        values = np.concatenate(lane_values) if measured else None
-        return lockstep_results(outcome, stats, count, config, values)
+            outcome = EpisodeOutcome(*(np.concatenate(field) for field in zip(*parts)))
+        joined = [np.concatenate(values) for values in lane_values]
+        return lockstep_results(outcome, count, config, recorders, joined)
 
     def lane_bytes(self) -> int:
         """Estimated bytes of one lane, measured once (see :mod:`..lane_memory`)."""
