@@ -38,7 +38,7 @@ _EXPORTS = {
     "JaxBrain": "neuro_evolution.brains.base",
     "register_brain": "neuro_evolution.brains.base",
     "register_optimizer": "neuro_evolution.optimizers.base",
-    "register_handler": "neuro_evolution.evaluation.handlers.base",
+    "register_handler": "neuro_evolution.evaluation.pools.base",
     "config_class": "neuro_evolution.core.schema",
     "option": "neuro_evolution.core.schema",
     "frozen_dataclass": "neuro_evolution.support.frozen",
@@ -81,7 +81,7 @@ if TYPE_CHECKING:  # the same names for type checkers (``X as X``: an explicit r
     from neuro_evolution.config.tree import parse_config as parse_config
     from neuro_evolution.core.schema import config_class as config_class
     from neuro_evolution.core.schema import option as option
-    from neuro_evolution.evaluation.handlers.base import register_handler as register_handler
+    from neuro_evolution.evaluation.pools.base import register_handler as register_handler
     from neuro_evolution.optimizers.base import register_optimizer as register_optimizer
     from neuro_evolution.run.experiment import Experiment as Experiment
     from neuro_evolution.run.resume import resume_experiment as resume_experiment

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from neuro_evolution.evaluation.handlers.options import START_METHODS
+from neuro_evolution.evaluation.pools.options import START_METHODS
 from neuro_evolution.support.console import ignore_known_noise
 from neuro_evolution.support.errors import USER_ERRORS, UserError
 from neuro_evolution.support.signals import signals_handled_by

@@ -34,7 +34,7 @@ import numpy as np
 from neuro_evolution.cli import run_cli
 from neuro_evolution.config.tree import config_to_dict, parse_run_config
 from neuro_evolution.core.schema import flatten
-from neuro_evolution.evaluation.validation import reached
+from neuro_evolution.evaluation.episodes.validation import reached
 from neuro_evolution.run.directory import CONFIG_FILE, LOG_FILE, read_log
 from neuro_evolution.support.atomic import atomic_write_bytes, atomic_write_text
 from neuro_evolution.support.errors import UserError

@@ -29,12 +29,12 @@ from pathlib import Path
 import numpy as np
 
 from neuro_evolution.cli import ArgumentParser, run_cli
-from neuro_evolution.evaluation.episode import (
+from neuro_evolution.evaluation.episodes.runner import (
     EpisodeRunner,
     RunnerSpec,
     replace_runner_config,
 )
-from neuro_evolution.evaluation.trace import EpisodeTrace
+from neuro_evolution.evaluation.episodes.trace import EpisodeTrace
 from neuro_evolution.run.genome_choice import choose_genome
 from neuro_evolution.run.plots import plot_brain_state
 from neuro_evolution.run.replay_members import (

@@ -43,8 +43,8 @@ from neuro_evolution.cli import (
     stop_signals,
 )
 from neuro_evolution.config.tree import load_config
-from neuro_evolution.evaluation.handlers.base import handler_names
-from neuro_evolution.evaluation.handlers.options import option_path
+from neuro_evolution.evaluation.pools.base import handler_names
+from neuro_evolution.evaluation.pools.options import option_path
 from neuro_evolution.run.checkpoint import TrainingStopped, checkpointer_of
 from neuro_evolution.run.directory import new_run_directory
 from neuro_evolution.run.experiment import Experiment

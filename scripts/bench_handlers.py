@@ -28,12 +28,12 @@ import numpy as np
 
 from neuro_evolution.brains.base import parse_brain_config
 from neuro_evolution.core.schema import parse
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.evaluation.handlers.dask import DaskHandler
-from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episodes.runner import EpisodeRunnerConfig, RunnerSpec
+from neuro_evolution.evaluation.pools.base import EvaluationHandler
+from neuro_evolution.evaluation.pools.dask_handler import DaskHandler
+from neuro_evolution.evaluation.pools.process_pool import MultiprocessingHandler
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.run.experiment import template_for_env
 from neuro_evolution.support.seeds import generation_seeds
 

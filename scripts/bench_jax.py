@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_vectorized import setup  # noqa: E402
 
 from neuro_evolution.core.schema import parse  # noqa: E402
-from neuro_evolution.evaluation.environment import EnvironmentConfig  # noqa: E402
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler  # noqa: E402
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig  # noqa: E402
+from neuro_evolution.evaluation.lockstep.handler import VectorizedHandler  # noqa: E402
 
 SEED = 12345
 BYTES_PER_INDIVIDUAL = 6000  # genomes and their copies, float64 host parameters, device copies
@@ -89,7 +89,7 @@ def main() -> None:
 
     import jax
 
-    from neuro_evolution.evaluation.handlers.jax import JaxHandler
+    from neuro_evolution.evaluation.jax.handler import JaxHandler
 
     template, spec, (low, high) = setup("cartpole.json", runs=1, number_neurons=10)
     rng = np.random.default_rng(0)

@@ -56,8 +56,8 @@ from typing import Any, NamedTuple
 
 from neuro_evolution.config.tree import config_to_dict, load_config, parse_config
 from neuro_evolution.envs import ENV_KWARGS
-from neuro_evolution.evaluation.episode import RunnerSpec
-from neuro_evolution.evaluation.validation import ValidationScore
+from neuro_evolution.evaluation.episodes.runner import RunnerSpec
+from neuro_evolution.evaluation.episodes.validation import ValidationScore
 from neuro_evolution.run.experiment import Experiment
 from neuro_evolution.support.seeds import TRAINING_SEED_LIMIT
 

@@ -61,11 +61,11 @@ import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.config.tree import ExperimentConfig, load_config
-from neuro_evolution.evaluation.episode import EvaluationContext, RunnerSpec
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
+from neuro_evolution.evaluation.episodes.runner import EvaluationContext, RunnerSpec
+from neuro_evolution.evaluation.lockstep.handler import VectorizedHandler
+from neuro_evolution.evaluation.pools.base import EvaluationHandler
+from neuro_evolution.evaluation.pools.process_pool import MultiprocessingHandler
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.run.experiment import Experiment, build_template
 from neuro_evolution.support.seeds import validation_seeds
 
@@ -311,8 +311,8 @@ def cpu_timed(handler: EvaluationHandler, genomes: np.ndarray, seeds: np.ndarray
 def jax_speed(game: str, populations: list[int], rng: np.random.Generator) -> None:
     """Print the jax handler's and the numpy lockstep handler's env steps per CPU second."""
     from neuro_evolution.core.schema import parse
-    from neuro_evolution.evaluation.environment import EnvironmentConfig
-    from neuro_evolution.evaluation.handlers.jax import JaxHandler
+    from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+    from neuro_evolution.evaluation.jax.handler import JaxHandler
 
     config = jax_config(game)
     template, spec = build_template(config), spec_of(config)

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from neuro_evolution.config.tree import load_config
-from neuro_evolution.evaluation.handlers import default_workers
-from neuro_evolution.evaluation.validation import ValidationConfig
+from neuro_evolution.evaluation.episodes.validation import ValidationConfig
+from neuro_evolution.evaluation.pools import default_workers
 from neuro_evolution.run.experiment import Experiment
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from neuro_evolution.config.tree import load_config
-from neuro_evolution.evaluation.validation import ValidationConfig
+from neuro_evolution.evaluation.episodes.validation import ValidationConfig
 from neuro_evolution.run.checkpoint import install_checkpoints
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.run.experiment import Experiment

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from neuro_evolution.config.tree import load_config
-from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+from neuro_evolution.evaluation.episodes.runner import EpisodeRunnerConfig, RunnerSpec
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.run.experiment import build_template
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -24,12 +24,12 @@ import numpy as np
 
 from neuro_evolution.brains.base import make_template, parse_brain_config
 from neuro_evolution.core.schema import parse
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
-from neuro_evolution.evaluation.wrappers import REWARD_OFFSET
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episodes.runner import EpisodeRunnerConfig, RunnerSpec
+from neuro_evolution.evaluation.episodes.wrappers import REWARD_OFFSET
+from neuro_evolution.evaluation.lockstep.handler import VectorizedHandler
+from neuro_evolution.evaluation.pools.base import EvaluationHandler
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 
 OFFSET = [{"name": REWARD_OFFSET, "kwargs": {"offset": -0.5}}]
 

@@ -29,10 +29,14 @@ from neuro_evolution import train
 from neuro_evolution.brains.base import BrainTemplate, parse_brain_config
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.core.schema import parse
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, EvaluationResult, RunnerSpec
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.wrappers import REWARD_OFFSET
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episodes.runner import (
+    EpisodeRunnerConfig,
+    EvaluationResult,
+    RunnerSpec,
+)
+from neuro_evolution.evaluation.episodes.wrappers import REWARD_OFFSET
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.pbt import cli as pbt_cli
 from neuro_evolution.pbt.lineage import STATE_FILE
 from neuro_evolution.run.directory import LogRow, read_log
@@ -354,8 +358,8 @@ def assert_handler_matches_sequential(setup: Setup, case: str) -> None:
     """``case`` "vectorized" (a SyncVectorEnv of the env) or "mp" (2 forkserver workers)
     evaluates ``setup``'s generation exactly as the sequential handler does, on genomes whose
     results really differ."""
-    from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
-    from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
+    from neuro_evolution.evaluation.lockstep.handler import VectorizedHandler
+    from neuro_evolution.evaluation.pools.process_pool import MultiprocessingHandler
 
     reference = sequential_results(setup)
     assert len({fitness for fitness, *_ in reference}) > 2  # the genomes really differ

@@ -8,7 +8,7 @@ from pathlib import Path
 from threadpoolctl import threadpool_limits
 
 from neuro_evolution.config.tree import load_config
-from neuro_evolution.evaluation.handlers.options import evaluation_config
+from neuro_evolution.evaluation.pools.options import evaluation_config
 from neuro_evolution.run.experiment import Experiment
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -427,7 +427,7 @@ def test_a_run_measures_its_first_generation_and_warns_once(monkeypatch) -> None
 
     import neuro_evolution.run.experiment as experiment_module
     from neuro_evolution.config.tree import parse_config
-    from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+    from neuro_evolution.evaluation.pools.sequential import SequentialHandler
     from neuro_evolution.support.errors import PerformanceWarning
 
     calls = []

@@ -16,7 +16,7 @@ from helpers import assert_identical, kill_then_resume, require, run_straight, s
 
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.core.schema import ConfigError
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.optimizers import OPTIMIZERS, Optimizer, make_optimizer
 from neuro_evolution.optimizers.base import Evaluations
 from neuro_evolution.optimizers.bbob import Problem

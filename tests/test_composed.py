@@ -352,10 +352,10 @@ def test_the_jax_handler_runs_a_composed_brain_as_the_sequential_handler_does() 
     import jax
 
     from neuro_evolution.core.schema import parse
-    from neuro_evolution.evaluation.environment import EnvironmentConfig
-    from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
-    from neuro_evolution.evaluation.handlers.jax import JaxHandler
-    from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+    from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+    from neuro_evolution.evaluation.episodes.runner import EpisodeRunnerConfig, RunnerSpec
+    from neuro_evolution.evaluation.jax.handler import JaxHandler
+    from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 
     environment = parse(EnvironmentConfig, {"id": "CartPole-v1", "backend": "gymnax"}, "e")
     rules = parse(EpisodeRunnerConfig, {"number_fitness_runs": 2, "max_steps_per_run": 80}, "r")

@@ -13,8 +13,8 @@ from helpers import require, small_config
 
 from neuro_evolution import replay, train
 from neuro_evolution.config.tree import parse_config
-from neuro_evolution.evaluation.handlers import make_handler
-from neuro_evolution.evaluation.handlers.base import HandlerStatistics, handler_names
+from neuro_evolution.evaluation.pools import make_handler
+from neuro_evolution.evaluation.pools.base import HandlerStatistics, handler_names
 from neuro_evolution.run.experiment import Experiment
 from neuro_evolution.run.summary import RunSummary, ValidatedGeneration
 

@@ -30,7 +30,7 @@ from helpers import (
     without_time,
 )
 
-from neuro_evolution.evaluation.handlers.dask_security import check_scheduler
+from neuro_evolution.evaluation.pools.dask_security import check_scheduler
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.support.atomic import load_npz
 from neuro_evolution.support.errors import HandlerStartError

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from helpers import external_dask_cluster, small_config, without_time
 
-from neuro_evolution.evaluation.handlers.dask_pool import PING_SECONDS, SLOTS_SECONDS, DaskPool
+from neuro_evolution.evaluation.pools.dask_pool import PING_SECONDS, SLOTS_SECONDS, DaskPool
 
 REFUSED_WITHIN = 10.0  # seconds: importing Dask and one refused TCP connection
 EXIT_MARGIN = 15.0  # seconds past reconnect_seconds to save the checkpoint and exit

@@ -143,7 +143,8 @@ def test_stale_references_are_found() -> None:
     text = (
         "`neuro_evolution/seeds.py`, neuro_evolution.results, `configtools.py`, "
         "`handlers/vectorised.py`; fine: `neuro_evolution/support/seeds.py`, "
-        "neuro_evolution.evaluation.wrappers:RewardOffset, `ctrnn.py`, `evaluation/episode.py`, "
+        "neuro_evolution.evaluation.episodes.wrappers:RewardOffset, `ctrnn.py`, "
+        "`evaluation/episodes/runner.py`, "
         "neuro_evolution.Experiment"
     )
     assert stale_references(text) == [

@@ -290,8 +290,8 @@ def test_every_name_and_path_a_docstring_mentions_exists() -> None:
 def test_a_stale_name_in_a_docstring_is_found() -> None:
     """The docstring checker is red on a deleted sibling module, a missing method, a missing
     module path and a moved function, and quiet on the names that are there."""
-    handlers = PACKAGE / "evaluation" / "handlers" / "__init__.py"
-    vectorized = PACKAGE / "evaluation" / "handlers" / "vectorized.py"
+    handlers = PACKAGE / "evaluation" / "pools" / "__init__.py"
+    vectorized = PACKAGE / "evaluation" / "lockstep" / "handler.py"
     stale = (
         ":mod:`.registry`, :meth:`NSGA2.tell_evaluations`, ``export/recurrent.py``, "
         ":func:`~neuro_evolution.export.recurrent.ctrnn_step`, :func:`..no_such_module.f`"
@@ -303,4 +303,4 @@ def test_a_stale_name_in_a_docstring_is_found() -> None:
         "``pbt.interval``, ``config.random_seed``, Hansen's ``purecma.py``"
     )
     assert docstring_problems(handlers, fine) == []
-    assert docstring_problems(vectorized, ":func:`..lane_memory.resident_bytes`") == []
+    assert docstring_problems(vectorized, ":func:`..episodes.runner.template_shapes`") == []

@@ -19,8 +19,8 @@ from neuro_evolution.envs import double_pole_physics as physics
 from neuro_evolution.envs.double_pole import DoublePoleEnv
 from neuro_evolution.envs.double_pole_task import damping_fitness
 from neuro_evolution.envs.double_pole_vector import DoublePoleVectorEnv
-from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
+from neuro_evolution.evaluation.lockstep.handler import VectorizedHandler
+from neuro_evolution.evaluation.pools.process_pool import MultiprocessingHandler
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.run.experiment import Experiment
 from neuro_evolution.support.atomic import load_npz

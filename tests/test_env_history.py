@@ -17,8 +17,8 @@ from helpers import environment_extras, require, without_time
 
 from neuro_evolution.config.tree import load_config, parse_config
 from neuro_evolution.core.schema import parse
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.history import FreshBox2DWorld, FreshMinAtarGame
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episodes.history import FreshBox2DWorld, FreshMinAtarGame
 from neuro_evolution.run.experiment import Experiment
 
 CONFIGS = sorted((Path(__file__).resolve().parent.parent / "configs").glob("*.json"))

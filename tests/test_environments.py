@@ -27,7 +27,7 @@ from helpers import (
 from neuro_evolution import replay, train
 from neuro_evolution.config.tree import config_to_dict, parse_config
 from neuro_evolution.core.schema import ConfigError
-from neuro_evolution.evaluation.wrappers import REWARD_OFFSET
+from neuro_evolution.evaluation.episodes.wrappers import REWARD_OFFSET
 from neuro_evolution.run.directory import LogRow, read_log
 from neuro_evolution.run.experiment import Experiment
 
@@ -247,7 +247,7 @@ def test_making_a_mujoco_env_prints_nothing(tmp_path):
     MUJOCO_LOG.TXT) at every env made; the environment section drops that known noise."""
     require("mujoco")
     code = (
-        "from neuro_evolution.evaluation.environment import EnvironmentConfig\n"
+        "from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig\n"
         "EnvironmentConfig(id='HalfCheetah-v5').make().close()\n"
         "EnvironmentConfig(id='HalfCheetah-v5').make().close()\n"
     )

@@ -9,8 +9,12 @@ from helpers import small_config
 
 from neuro_evolution.brains.base import make_template
 from neuro_evolution.config.tree import parse_config
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.episode import EpisodeOutcome, EpisodeRunnerConfig, RunnerSpec
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episodes.runner import (
+    EpisodeOutcome,
+    EpisodeRunnerConfig,
+    RunnerSpec,
+)
 from neuro_evolution.run.experiment import build_template
 from neuro_evolution.support.seeds import brain_rng, episode_seed, generation_seeds
 

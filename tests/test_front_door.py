@@ -43,7 +43,7 @@ def test_importing_the_package_loads_no_component_and_no_optional_stack() -> Non
 def test_the_registration_functions_register_into_their_registries() -> None:
     """A user's brain type, optimizer or handler registers through the front door."""
     from neuro_evolution.brains.base import BRAINS
-    from neuro_evolution.evaluation.handlers.base import HANDLERS
+    from neuro_evolution.evaluation.pools.base import HANDLERS
     from neuro_evolution.optimizers.base import OPTIMIZERS
 
     registries = {

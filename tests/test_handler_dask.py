@@ -26,9 +26,9 @@ from helpers import (
     small_config,
 )
 
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.handlers.base import WorkerState
-from neuro_evolution.evaluation.handlers.dask import DaskHandler
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+from neuro_evolution.evaluation.pools.base import WorkerState
+from neuro_evolution.evaluation.pools.dask_handler import DaskHandler
 from neuro_evolution.support.frozen import FrozenDict
 
 pytestmark = pytest.mark.slow  # real clusters, lost workers and schedulers

@@ -13,10 +13,10 @@ import pytest
 from helpers import alive, make_setup
 
 from neuro_evolution.core.schema import parse
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.handlers import make_handler
-from neuro_evolution.evaluation.handlers.base import WorkerState
-from neuro_evolution.evaluation.handlers.multiprocessing import MAX_DEATHS, MultiprocessingHandler
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+from neuro_evolution.evaluation.pools import make_handler
+from neuro_evolution.evaluation.pools.base import WorkerState
+from neuro_evolution.evaluation.pools.process_pool import MAX_DEATHS, MultiprocessingHandler
 from neuro_evolution.support.frozen import FrozenDict
 from neuro_evolution.support.seeds import episode_seed
 

@@ -9,9 +9,9 @@ import typing
 import pytest
 
 from neuro_evolution.config.tree import ExperimentConfig
-from neuro_evolution.evaluation.handlers import make_handler
-from neuro_evolution.evaluation.handlers.base import handler_names, register_handler
-from neuro_evolution.evaluation.handlers.options import (
+from neuro_evolution.evaluation.pools import make_handler
+from neuro_evolution.evaluation.pools.base import handler_names, register_handler
+from neuro_evolution.evaluation.pools.options import (
     SECTION,
     START_METHODS,
     EvaluationConfig,
@@ -19,7 +19,7 @@ from neuro_evolution.evaluation.handlers.options import (
     evaluation_config,
     option_path,
 )
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.support.errors import ConfigError
 from neuro_evolution.train import build_parser
 
@@ -72,7 +72,7 @@ def test_listing_handler_names_does_not_import_dask() -> None:
     """The command line knows every built-in name without importing the heavy handlers."""
     code = (
         "import sys, neuro_evolution.train as t; t.build_parser(); "
-        "print(any(m.startswith(('distributed', 'neuro_evolution.evaluation.handlers.dask')) "
+        "print(any(m.startswith(('distributed', 'neuro_evolution.evaluation.pools.dask')) "
         "for m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

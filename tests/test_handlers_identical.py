@@ -14,12 +14,12 @@ import pytest
 from helpers import Setup, external_dask_cluster, make_setup
 
 from neuro_evolution.config.tree import parse_config
-from neuro_evolution.evaluation.episode import EvaluationResult
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.evaluation.handlers.dask import DaskHandler
-from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
+from neuro_evolution.evaluation.episodes.runner import EvaluationResult
+from neuro_evolution.evaluation.lockstep.handler import VectorizedHandler
+from neuro_evolution.evaluation.pools.base import EvaluationHandler
+from neuro_evolution.evaluation.pools.dask_handler import DaskHandler
+from neuro_evolution.evaluation.pools.process_pool import MultiprocessingHandler
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.run.directory import LogRow
 
 MP_CASES = [f"mp-{method}-{n}" for method in ("fork", "forkserver", "spawn") for n in (1, 2)]

@@ -155,9 +155,9 @@ def layer(module: str) -> int:
 JAX_MODULES = {
     "neuro_evolution.brains.jax_brains",
     "neuro_evolution.brains.jax_conv",
-    "neuro_evolution.evaluation.jax_envs",
-    "neuro_evolution.evaluation.jax_episodes",
-    "neuro_evolution.evaluation.jax_lockstep",
+    "neuro_evolution.evaluation.jax.envs",
+    "neuro_evolution.evaluation.jax.program",
+    "neuro_evolution.evaluation.jax.lockstep",
     "neuro_evolution.measures.jax_forms",
 }
 JAX_PACKAGES = {"jax", "jaxlib", "gymnax", "brax"}
@@ -250,7 +250,10 @@ def test_no_import_circle_even_a_function_level_or_type_only_one() -> None:
 def test_the_graphs_hold_function_level_and_type_checking_imports() -> None:
     """The layer test reads imports inside functions (environment.py imports the gymnax envs in
     ``EnvironmentConfig.make``); the circle test also the TYPE_CHECKING ones (cli.py has some)."""
-    source, target = "neuro_evolution.evaluation.environment", "neuro_evolution.evaluation.jax_envs"
+    source, target = (
+        "neuro_evolution.evaluation.episodes.environment",
+        "neuro_evolution.evaluation.jax.envs",
+    )
     assert target in import_graph()[source]
     assert "in EnvironmentConfig.make" in import_sites()[source, target]
     assert target not in import_graph(frozenset({"load"}))[source]

@@ -27,15 +27,15 @@ from neuro_evolution.core.normalization import (  # noqa: E402
     ObservationScaler,
 )
 from neuro_evolution.core.schema import ConfigError, parse  # noqa: E402
-from neuro_evolution.evaluation.environment import EnvironmentConfig  # noqa: E402
-from neuro_evolution.evaluation.episode import (  # noqa: E402
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig  # noqa: E402
+from neuro_evolution.evaluation.episodes.runner import (  # noqa: E402
     EpisodeRunnerConfig,
     EvaluationContext,
     RunnerSpec,
 )
-from neuro_evolution.evaluation.handlers.dask import DaskHandler  # noqa: E402
-from neuro_evolution.evaluation.handlers.jax import JaxHandler  # noqa: E402
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler  # noqa: E402
+from neuro_evolution.evaluation.jax.handler import JaxHandler  # noqa: E402
+from neuro_evolution.evaluation.pools.dask_handler import DaskHandler  # noqa: E402
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler  # noqa: E402
 from neuro_evolution.optimizers.novelty import NoveltyConfig  # noqa: E402
 from neuro_evolution.run.experiment import Experiment  # noqa: E402
 
@@ -276,7 +276,7 @@ def test_jax_handler_records_the_sequential_runners_behaviours(
 def test_a_novelty_run_on_the_jax_handler_is_the_sequential_run() -> None:
     """configs/cartpole_jax.json with novelty on actions, 3 generations: the jax handler's log
     (selection on fitness and novelty ranks) and archive are the sequential handler's, float64."""
-    from neuro_evolution.evaluation.handlers import make_handler
+    from neuro_evolution.evaluation.pools import make_handler
 
     data = json.loads((ROOT / "configs" / "cartpole_jax.json").read_text())
     data.update(number_generations=3, validation=None)

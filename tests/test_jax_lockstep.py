@@ -17,9 +17,9 @@ require("jax")
 
 from neuro_evolution import train  # noqa: E402
 from neuro_evolution.core.schema import parse  # noqa: E402
-from neuro_evolution.evaluation.environment import EnvironmentConfig  # noqa: E402
-from neuro_evolution.evaluation.jax_envs import JaxGymEnv  # noqa: E402
-from neuro_evolution.evaluation.jax_lockstep import JaxLockstepEnv, padded_lanes  # noqa: E402
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig  # noqa: E402
+from neuro_evolution.evaluation.jax.envs import JaxGymEnv  # noqa: E402
+from neuro_evolution.evaluation.jax.lockstep import JaxLockstepEnv, padded_lanes  # noqa: E402
 
 CONV_CTRNN = {
     "type": "composed",

@@ -25,15 +25,15 @@ from neuro_evolution.brains.base import parse_brain_config  # noqa: E402
 from neuro_evolution.brains.jax_brains import encode_inputs  # noqa: E402
 from neuro_evolution.config.tree import parse_config  # noqa: E402
 from neuro_evolution.core.schema import ConfigError, parse  # noqa: E402
-from neuro_evolution.evaluation.environment import EnvironmentConfig  # noqa: E402
-from neuro_evolution.evaluation.episode import (  # noqa: E402
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig  # noqa: E402
+from neuro_evolution.evaluation.episodes.runner import (  # noqa: E402
     EpisodeRunnerConfig,
     EvaluationContext,
     RunnerSpec,
 )
-from neuro_evolution.evaluation.handlers.jax import JaxHandler  # noqa: E402
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler  # noqa: E402
-from neuro_evolution.evaluation.jax_envs import MINATAR_ENVS, JaxGymEnv  # noqa: E402
+from neuro_evolution.evaluation.jax.envs import MINATAR_ENVS, JaxGymEnv  # noqa: E402
+from neuro_evolution.evaluation.jax.handler import JaxHandler  # noqa: E402
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler  # noqa: E402
 from neuro_evolution.run.experiment import Experiment  # noqa: E402
 from neuro_evolution.support.seeds import TRAINING_SEED_LIMIT, validation_seeds  # noqa: E402
 

@@ -12,14 +12,18 @@ import pytest
 from neuro_evolution.brains.base import parse_brain_config
 from neuro_evolution.core.normalization import ObservationNormalizationConfig
 from neuro_evolution.core.schema import parse
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, EvaluationContext, RunnerSpec
-from neuro_evolution.evaluation.handlers import make_handler
-from neuro_evolution.evaluation.handlers.options import evaluation_config
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedWorkerState, lane_waves
-from neuro_evolution.evaluation.lane_memory import PROBE_LANES, check_wave_memory
-from neuro_evolution.evaluation.wrappers import REWARD_OFFSET
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episodes.runner import (
+    EpisodeRunnerConfig,
+    EvaluationContext,
+    RunnerSpec,
+)
+from neuro_evolution.evaluation.episodes.wrappers import REWARD_OFFSET
+from neuro_evolution.evaluation.lockstep.handler import VectorizedWorkerState, lane_waves
+from neuro_evolution.evaluation.lockstep.lane_memory import PROBE_LANES, check_wave_memory
+from neuro_evolution.evaluation.pools import make_handler
+from neuro_evolution.evaluation.pools.options import evaluation_config
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.run.experiment import template_for_env
 from neuro_evolution.support.errors import ConfigError
 

@@ -14,10 +14,10 @@ from helpers import QD_DESCRIPTORS, installed, qd_config, require
 
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.core.schema import ConfigError, parse
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episodes.runner import EpisodeRunnerConfig, RunnerSpec
+from neuro_evolution.evaluation.lockstep.handler import VectorizedHandler
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.measures.base import MeasureConfig
 from neuro_evolution.qd.descriptors import DescriptorConfig
 from neuro_evolution.run.experiment import Experiment, template_for_env
@@ -203,7 +203,7 @@ def test_jax_handler_refuses_measures_in_one_line() -> None:
     """The JAX path computes no measures: one line naming optimizer.descriptors."""
     if not installed("jax"):
         pytest.skip("needs the jax extra")
-    from neuro_evolution.evaluation.handlers.jax import JaxWorkerState
+    from neuro_evolution.evaluation.jax.handler import JaxWorkerState
 
     config = parse_config(qd_config())
     experiment = Experiment(config, handler=SequentialHandler())

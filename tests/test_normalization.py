@@ -20,12 +20,12 @@ from neuro_evolution.core.normalization import (
     record_batch,
 )
 from neuro_evolution.core.schema import ConfigError
-from neuro_evolution.evaluation.episode import TRAINING, EvaluationContext, EvaluationResult
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.evaluation.handlers.dask import DaskHandler
-from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
+from neuro_evolution.evaluation.episodes.runner import TRAINING, EvaluationContext, EvaluationResult
+from neuro_evolution.evaluation.lockstep.handler import VectorizedHandler
+from neuro_evolution.evaluation.pools.base import EvaluationHandler
+from neuro_evolution.evaluation.pools.dask_handler import DaskHandler
+from neuro_evolution.evaluation.pools.process_pool import MultiprocessingHandler
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.run.directory import load_npz
 from neuro_evolution.run.experiment import Experiment
 from neuro_evolution.run.resume import resume_experiment

@@ -9,8 +9,8 @@ from helpers import novelty_run, small_config
 import neuro_evolution.optimizers.novelty as novelty_module
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.core.schema import ConfigError
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episodes.runner import EpisodeRunnerConfig, RunnerSpec
 from neuro_evolution.measures.recorder import EpisodeShapes
 from neuro_evolution.optimizers.novelty import (
     NoveltyArchive,
@@ -175,7 +175,7 @@ def test_bad_novelty_values_are_refused_at_start_up(novelty, field):
 def test_novelty_runs_identically_with_every_local_handler():
     """Behaviours travel back from workers: mp and vectorized give the sequential run's log and
     archive exactly (Dask uses the same worker code; its identity is held in the handler tests)."""
-    from neuro_evolution.evaluation.handlers import make_handler
+    from neuro_evolution.evaluation.pools import make_handler
 
     novelty = {"novelty_weight": 0.7, "behavioral_max_length": 15, "behavior_source": "action"}
     data = small_config(number_generations=2, novelty=novelty)

@@ -26,11 +26,11 @@ from neuro_evolution import replay
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.core.hall_of_fame import HallOfFame
 from neuro_evolution.core.schema import ConfigError
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.evaluation.handlers.dask import DaskHandler
-from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
+from neuro_evolution.evaluation.lockstep.handler import VectorizedHandler
+from neuro_evolution.evaluation.pools.base import EvaluationHandler
+from neuro_evolution.evaluation.pools.dask_handler import DaskHandler
+from neuro_evolution.evaluation.pools.process_pool import MultiprocessingHandler
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.measures.base import TrajectorySummary
 from neuro_evolution.measures.functions import lunar_lander_fuel, lunar_lander_powers
 from neuro_evolution.moo.files import PARETO_FILE, PARETO_PLOT_FILE

@@ -21,9 +21,9 @@ from helpers import (
 
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.core.schema import ConfigError, parse
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+from neuro_evolution.evaluation.lockstep.handler import VectorizedHandler
+from neuro_evolution.evaluation.pools.process_pool import MultiprocessingHandler
 from neuro_evolution.support.seeds import observation_noise_rng
 
 INDICES = "ObservationIndices"
@@ -120,8 +120,9 @@ def test_arguments_that_need_no_env_are_refused_when_the_config_is_read() -> Non
 
 
 def test_the_short_and_the_full_name_are_the_same_wrapper() -> None:
-    """``ObservationIndices`` and ``neuro_evolution.evaluation.observation_wrappers:...``."""
-    full = "neuro_evolution.evaluation.observation_wrappers:ObservationIndices"
+    """``ObservationIndices`` and ``neuro_evolution.evaluation.episodes.observation_wrappers:...``
+    name the same wrapper."""
+    full = "neuro_evolution.evaluation.episodes.observation_wrappers:ObservationIndices"
     short = make_env(cartpole({"name": INDICES, "kwargs": {"keep": [0]}}))
     long = make_env(cartpole({"name": full, "kwargs": {"keep": [0]}}))
     assert type(short) is type(long)

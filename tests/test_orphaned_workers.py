@@ -15,7 +15,11 @@ from pathlib import Path
 import pytest
 from helpers import alive, small_config
 
-from neuro_evolution.evaluation.handlers.orphans import EXIT_CODE, POLL_SECONDS, process_identity
+from neuro_evolution.evaluation.pools.parent_watchdog import (
+    EXIT_CODE,
+    POLL_SECONDS,
+    process_identity,
+)
 
 ENDS_WITHIN = 15.0  # seconds the orphans may take (a watchdog polls every POLL_SECONDS)
 

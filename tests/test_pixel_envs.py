@@ -34,12 +34,12 @@ from helpers import (
 from neuro_evolution import train
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.core.schema import ConfigError, parse
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
-from neuro_evolution.evaluation.history import AtariResetFromSnapshot
-from neuro_evolution.evaluation.observation_wrappers import FramesAsChannels
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episodes.history import AtariResetFromSnapshot
+from neuro_evolution.evaluation.episodes.observation_wrappers import FramesAsChannels
+from neuro_evolution.evaluation.lockstep.handler import VectorizedHandler
+from neuro_evolution.evaluation.pools.process_pool import MultiprocessingHandler
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.run.experiment import Experiment
 
@@ -364,7 +364,7 @@ def test_making_an_atari_env_prints_nothing(tmp_path: Path) -> None:
     from the environment section prints nothing."""
     require("atari")
     code = (
-        "from neuro_evolution.evaluation.environment import EnvironmentConfig\n"
+        "from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig\n"
         "EnvironmentConfig(id='ale_py:ALE/Pong-v5').make().close()\n"
     )
     done = subprocess.run(
@@ -400,7 +400,7 @@ def short_breakout(**changes: Any) -> dict[str, Any]:
 def shipped_setup(data: dict[str, Any], count: int) -> Any:
     """Template (the config's own composed brain), RunnerSpec and ``count`` genomes N(0, 0.1^2)
     with per-individual seeds (most lose the ball after 6 steps, some return it)."""
-    from neuro_evolution.evaluation.episode import RunnerSpec
+    from neuro_evolution.evaluation.episodes.runner import RunnerSpec
     from neuro_evolution.run.experiment import build_template
     from neuro_evolution.support.seeds import generation_seeds
 

@@ -20,7 +20,7 @@ from helpers import (
 
 from neuro_evolution import train
 from neuro_evolution.config.tree import parse_config
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.run.experiment import Experiment
 
 require("popgym")

@@ -19,11 +19,11 @@ from helpers import (
 
 from neuro_evolution import replay
 from neuro_evolution.config.tree import parse_config
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.evaluation.handlers.dask import DaskHandler
-from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
+from neuro_evolution.evaluation.lockstep.handler import VectorizedHandler
+from neuro_evolution.evaluation.pools.base import EvaluationHandler
+from neuro_evolution.evaluation.pools.dask_handler import DaskHandler
+from neuro_evolution.evaluation.pools.process_pool import MultiprocessingHandler
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.qd.files import ARCHIVE_FILE, ARCHIVE_PLOT_FILE
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.run.experiment import Experiment

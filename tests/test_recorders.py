@@ -16,17 +16,17 @@ from helpers import installed, require
 from neuro_evolution.brains.base import parse_brain_config
 from neuro_evolution.core.normalization import ObservationNormalizationConfig
 from neuro_evolution.core.schema import ConfigError, parse
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.episode import (
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episodes.runner import (
     EpisodeRunnerConfig,
     EvaluationContext,
     EvaluationResult,
     RunnerSpec,
     template_shapes,
 )
-from neuro_evolution.evaluation.handlers.base import WorkerState
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedWorkerState
-from neuro_evolution.evaluation.trace import Trace
+from neuro_evolution.evaluation.episodes.trace import Trace
+from neuro_evolution.evaluation.lockstep.handler import VectorizedWorkerState
+from neuro_evolution.evaluation.pools.base import WorkerState
 from neuro_evolution.measures.base import MeasureConfig
 from neuro_evolution.measures.recorder import RESULT_FIELDS
 from neuro_evolution.measures.recording import Measures
@@ -134,7 +134,7 @@ def test_every_recorder_with_a_jax_form_gives_the_scalar_loops_values_in_jax(cas
     require("jax")
     import jax
 
-    from neuro_evolution.evaluation.handlers.jax import JaxWorkerState
+    from neuro_evolution.evaluation.jax.handler import JaxWorkerState
 
     spec = spec_for("gymnax", **JAX_CASES[case])
     template, genomes, seeds = setup(spec)

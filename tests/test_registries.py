@@ -26,7 +26,7 @@ REGISTRIES = {
     "brains": ("neuro_evolution.brains.base", "BRAINS"),
     "jax brains": ("neuro_evolution.brains.base", "JAX_BRAINS"),
     "optimizers": ("neuro_evolution.optimizers.base", "OPTIMIZERS"),
-    "handlers": ("neuro_evolution.evaluation.handlers.options", "HANDLERS"),
+    "handlers": ("neuro_evolution.evaluation.pools.options", "HANDLERS"),
     "observers": ("neuro_evolution.observers.registry", "OBSERVERS"),
 }
 

@@ -14,7 +14,7 @@ import pytest
 from helpers import nsga2_config, qd_config, small_config
 
 from neuro_evolution.config.tree import parse_config
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.run.experiment import Experiment
 
 

@@ -158,7 +158,7 @@ def test_a_generation_merges_its_results_statistics_in_submission_order() -> Non
     from helpers import small_config
 
     from neuro_evolution.config.tree import parse_config
-    from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+    from neuro_evolution.evaluation.pools.sequential import SequentialHandler
     from neuro_evolution.run.experiment import Experiment
 
     data = small_config(observation_normalization={}, number_generations=1)

@@ -27,9 +27,9 @@ from helpers import external_dask_cluster, free_port, require, small_config
 
 from neuro_evolution import replay, train
 from neuro_evolution.cli import EXIT_FAILED
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler, register_handler
-from neuro_evolution.evaluation.handlers.multiprocessing import MAX_DEATHS, ProcessPool
-from neuro_evolution.evaluation.handlers.options import evaluation_config
+from neuro_evolution.evaluation.pools.base import EvaluationHandler, register_handler
+from neuro_evolution.evaluation.pools.options import evaluation_config
+from neuro_evolution.evaluation.pools.process_pool import MAX_DEATHS, ProcessPool
 from neuro_evolution.run.directory import read_log
 from neuro_evolution.support.atomic import load_npz
 from neuro_evolution.support.errors import ConfigError, UserError

@@ -17,7 +17,7 @@ import pytest
 from distributed import Client, LocalCluster
 from helpers import external_dask_cluster, require, small_config
 
-from neuro_evolution.evaluation.handlers.options import EvaluationConfig
+from neuro_evolution.evaluation.pools.options import EvaluationConfig
 from neuro_evolution.support.errors import UserError
 from neuro_evolution.sweep.pools import JAX_EXTRA, check_worker_modules, worker_modules
 

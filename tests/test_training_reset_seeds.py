@@ -13,11 +13,11 @@ from helpers import Setup, as_tuples, make_setup, small_config
 
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.core.schema import ConfigError
-from neuro_evolution.evaluation.episode import EvaluationContext
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
+from neuro_evolution.evaluation.episodes.runner import EvaluationContext
+from neuro_evolution.evaluation.lockstep.handler import VectorizedHandler
+from neuro_evolution.evaluation.pools.base import EvaluationHandler
+from neuro_evolution.evaluation.pools.process_pool import MultiprocessingHandler
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.run.experiment import Experiment
 from neuro_evolution.support.seeds import TRAINING_SEED_LIMIT
 

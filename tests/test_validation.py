@@ -14,9 +14,9 @@ from helpers import QD_DESCRIPTORS, small_config
 
 from neuro_evolution import replay, train
 from neuro_evolution.config.tree import parse_config
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
-from neuro_evolution.evaluation.validation import reached
+from neuro_evolution.evaluation.episodes.validation import reached
+from neuro_evolution.evaluation.lockstep.handler import VectorizedHandler
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.optimizers import OPTIMIZERS
 from neuro_evolution.optimizers.base import Evaluations
 from neuro_evolution.run.directory import load_candidate, read_log

@@ -11,17 +11,17 @@ import pytest
 from neuro_evolution.brains.base import BrainTemplate, brain_types, parse_brain_config
 from neuro_evolution.brains.ffnn import FFNNTemplate
 from neuro_evolution.core.schema import parse
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.episode import EpisodeRunnerConfig, RunnerSpec
-from neuro_evolution.evaluation.handlers import make_handler
-from neuro_evolution.evaluation.handlers.base import WorkerState
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.handlers.vectorized import (
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episodes.runner import EpisodeRunnerConfig, RunnerSpec
+from neuro_evolution.evaluation.lockstep.handler import (
     VectorizedHandler,
     VectorizedWorkerState,
     fallback_line,
     fallback_reason,
 )
+from neuro_evolution.evaluation.pools import make_handler
+from neuro_evolution.evaluation.pools.base import WorkerState
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.optimizers.novelty import NoveltyConfig
 from neuro_evolution.run.experiment import template_for_env
 from neuro_evolution.support.seeds import brain_rng, brain_rngs, episode_seed, episode_seeds

@@ -23,12 +23,12 @@ from helpers import (
 
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.core.schema import ConfigError
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.evaluation.handlers.dask import DaskHandler
-from neuro_evolution.evaluation.handlers.multiprocessing import MultiprocessingHandler
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
-from neuro_evolution.evaluation.handlers.vectorized import VectorizedHandler
-from neuro_evolution.evaluation.wrappers import REWARD_OFFSET
+from neuro_evolution.evaluation.episodes.wrappers import REWARD_OFFSET
+from neuro_evolution.evaluation.lockstep.handler import VectorizedHandler
+from neuro_evolution.evaluation.pools.base import EvaluationHandler
+from neuro_evolution.evaluation.pools.dask_handler import DaskHandler
+from neuro_evolution.evaluation.pools.process_pool import MultiprocessingHandler
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.run.experiment import Experiment
 
 CASES = ["mp-forkserver", "mp-spawn", "mp-forkserver-vectorized", "dask-local", "vectorized"]

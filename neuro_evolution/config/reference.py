@@ -11,10 +11,10 @@ import json
 from neuro_evolution.brains.base import BRAINS
 from neuro_evolution.config.tree import CheckpointConfig, ExperimentConfig
 from neuro_evolution.core.schema import field_docs
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
-from neuro_evolution.evaluation.handlers.options import EvaluationConfig
-from neuro_evolution.evaluation.wrappers import WrapperConfig
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episodes.runner import EpisodeRunnerConfig
+from neuro_evolution.evaluation.episodes.wrappers import WrapperConfig
+from neuro_evolution.evaluation.pools.options import EvaluationConfig
 from neuro_evolution.moo.objectives import ObjectiveConfig
 from neuro_evolution.observers.registry import OBSERVERS
 from neuro_evolution.optimizers.base import OPTIMIZERS

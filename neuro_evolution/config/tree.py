@@ -23,10 +23,10 @@ from neuro_evolution.core.schema import (
     parse,
     to_dict,
 )
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.episode import EpisodeRunnerConfig
-from neuro_evolution.evaluation.handlers.options import EvaluationConfig
-from neuro_evolution.evaluation.validation import ValidationConfig
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episodes.runner import EpisodeRunnerConfig
+from neuro_evolution.evaluation.episodes.validation import ValidationConfig
+from neuro_evolution.evaluation.pools.options import EvaluationConfig
 from neuro_evolution.observers.options import ObserverList, stored_observers
 from neuro_evolution.optimizers.base import OptimizerConfig
 from neuro_evolution.optimizers.novelty import NoveltyConfig

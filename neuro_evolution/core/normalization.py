@@ -9,7 +9,7 @@ generations. Per generation:
    added step by step in the episode's order (:class:`ObservationRecorder`, :func:`record_batch`;
    the recorder every episode loop calls is
    :class:`~neuro_evolution.measures.observations.ObservationStats`) -- and returns them in the
-   :class:`~neuro_evolution.evaluation.episode.EvaluationResult`;
+   :class:`~neuro_evolution.evaluation.episodes.runner.EvaluationResult`;
 2. the main process adds the per-evaluation totals into :class:`ObservationStatistics` in
    submission order (so the float sums do not depend on how genomes were chunked or which worker
    ran them);

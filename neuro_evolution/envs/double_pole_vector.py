@@ -7,7 +7,7 @@ next reset. ``reset(seed=s)`` resets copy i with ``s + i``, ``reset(seed=[...])`
 i-th seed.
 
 The vectorized handler resets copies with per-copy seeds through its native-vector-env adapter
-(``evaluation/vector_env.py``): :meth:`reset_state_of` reads a reset single env,
+(``evaluation/lockstep/vector_env.py``): :meth:`reset_state_of` reads a reset single env,
 :meth:`load_reset_states` starts the copies from such states, and :meth:`incompatibility` says
 why a single env was made with other options.
 """

@@ -15,7 +15,11 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.core.schema import to_dict
-from neuro_evolution.evaluation.episode import EpisodeRunner, RunnerSpec, replace_runner_config
+from neuro_evolution.evaluation.episodes.runner import (
+    EpisodeRunner,
+    RunnerSpec,
+    replace_runner_config,
+)
 from neuro_evolution.export.loaded import ExportedBrain, load_policy
 from neuro_evolution.export.selection import choose
 from neuro_evolution.optimizers.members import MEMBER_FLAGS

@@ -2,8 +2,8 @@
 
 A measure is one number per evaluation, described by a :class:`MeasureConfig`; an optimizer
 that needs measures (QD descriptors, later multi-objective objectives) names them, the experiment
-puts them in the :class:`~neuro_evolution.evaluation.episode.RunnerSpec`, and every episode loop
-(the runner, hence the mp and Dask workers; lockstep lanes in
+puts them in the :class:`~neuro_evolution.evaluation.episodes.runner.RunnerSpec`, and every episode
+loop (the runner, hence the mp and Dask workers; lockstep lanes in
 :mod:`~neuro_evolution.measures.lanes`) fills
 ``EvaluationResult.measures`` with them in the order named. Sources:
 

@@ -1,6 +1,6 @@
 """The JAX forms of the recorders that have one (imported only by their ``jax_form``): pure
 functions of the carried state and one step's outputs inside the compiled generation program
-(:mod:`neuro_evolution.evaluation.jax_episodes`), in the program's dtype."""
+(:mod:`neuro_evolution.evaluation.jax.program`), in the program's dtype."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 every episode loop.
 
 A :class:`Recorder` is plain, picklable data (it travels to every worker in the
-:class:`~neuro_evolution.evaluation.episode.RunnerSpec`) that makes one *form* per episode loop:
+:class:`~neuro_evolution.evaluation.episodes.runner.RunnerSpec`) that makes one *form* per episode
+loop:
 
 - :meth:`Recorder.scalar`: an :class:`EpisodeRecording` of one evaluation in one env (the
   sequential, mp and Dask loop, ``EpisodeRunner.run``): ``start_episode``; per step ``act``

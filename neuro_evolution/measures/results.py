@@ -13,7 +13,7 @@ from neuro_evolution.measures.base import MeasureConfig, check_against_spaces
 from neuro_evolution.measures.info_keys import check_final_info_keys
 
 if TYPE_CHECKING:  # the episode loops import this package's base: results are only typed here
-    from neuro_evolution.evaluation.episode import EvaluationResult
+    from neuro_evolution.evaluation.episodes.runner import EvaluationResult
 
 MEASURES_PATH = "optimizer.descriptors"  # where the measures of a QD optimizer are configured
 

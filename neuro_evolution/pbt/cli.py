@@ -33,7 +33,7 @@ from neuro_evolution.cli import (
     stop_signals,
 )
 from neuro_evolution.config.tree import ExperimentConfig, config_to_dict, parse_config
-from neuro_evolution.evaluation.handlers import handler_names
+from neuro_evolution.evaluation.pools import handler_names
 from neuro_evolution.pbt.lineage import LINEAGE_FILE, RUNS_DIR, STATE_FILE, PbtState, read_state
 from neuro_evolution.pbt.loop import (
     PLOT_FILE,

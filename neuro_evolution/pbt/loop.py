@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from neuro_evolution.config.tree import ExperimentConfig, parse_config
-from neuro_evolution.evaluation.handlers.pool import RunPool
+from neuro_evolution.evaluation.pools.run_pool import RunPool
 from neuro_evolution.pbt.lineage import (
     RUNS_DIR,
     PbtState,

@@ -29,7 +29,7 @@ import numpy as np
 
 from neuro_evolution.config.tree import ExperimentConfig, config_to_dict, parse_config
 from neuro_evolution.core.hall_of_fame import HallOfFame
-from neuro_evolution.evaluation.handlers.sequential import SequentialHandler
+from neuro_evolution.evaluation.pools.sequential import SequentialHandler
 from neuro_evolution.optimizers.base import Evaluations, Optimizer
 from neuro_evolution.optimizers.factory import make_optimizer
 from neuro_evolution.pbt.space import ExploredSetting, spec_error, with_values

@@ -33,7 +33,7 @@ import numpy as np
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.core.hall_of_fame import HallOfFame
 from neuro_evolution.core.normalization import ObservationScaler, scaler_arrays, scaler_from_arrays
-from neuro_evolution.evaluation.validation import ValidationScore
+from neuro_evolution.evaluation.episodes.validation import ValidationScore
 from neuro_evolution.run.log_row import LOG_FIELDS, LogRow
 from neuro_evolution.run.plots import BackgroundPlot, plot_fitness
 from neuro_evolution.support.atomic import (

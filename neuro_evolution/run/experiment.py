@@ -25,12 +25,16 @@ from neuro_evolution.config.tree import ExperimentConfig, config_to_dict
 from neuro_evolution.core.hall_of_fame import HallOfFame
 from neuro_evolution.core.normalization import ObservationScaler, ObservationStatistics
 from neuro_evolution.core.schema import ConfigError
-from neuro_evolution.evaluation.environment import EnvironmentConfig
-from neuro_evolution.evaluation.episode import EvaluationContext, EvaluationResult, RunnerSpec
-from neuro_evolution.evaluation.handlers import handler_from_config
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler
-from neuro_evolution.evaluation.handlers.options import EvaluationConfig
-from neuro_evolution.evaluation.validation import ValidationScore, reached
+from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
+from neuro_evolution.evaluation.episodes.runner import (
+    EvaluationContext,
+    EvaluationResult,
+    RunnerSpec,
+)
+from neuro_evolution.evaluation.episodes.validation import ValidationScore, reached
+from neuro_evolution.evaluation.pools import handler_from_config
+from neuro_evolution.evaluation.pools.base import EvaluationHandler
+from neuro_evolution.evaluation.pools.options import EvaluationConfig
 from neuro_evolution.measures.base import MeasureConfig
 from neuro_evolution.measures.results import result_measures
 from neuro_evolution.observers import install_observers

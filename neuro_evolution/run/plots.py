@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from neuro_evolution.evaluation.trace import ACTIONS, OBSERVATIONS, REWARDS, STATE_PREFIX
+from neuro_evolution.evaluation.episodes.trace import ACTIONS, OBSERVATIONS, REWARDS, STATE_PREFIX
 from neuro_evolution.run.log_row import LOG_FIELDS
 from neuro_evolution.support.atomic import atomic_write_bytes
 
@@ -173,8 +173,8 @@ def shown_steps(steps: int, count: int = FRAMES_SHOWN) -> list[int]:
 
 
 def brain_state_figure(arrays: dict[str, np.ndarray], title: str) -> Figure:
-    """One episode of :class:`~neuro_evolution.evaluation.trace.EpisodeTrace` arrays, steps on a
-    shared x-axis: observations, each internal-state array as a heatmap (units x steps),
+    """One episode of :class:`~neuro_evolution.evaluation.episodes.trace.EpisodeTrace` arrays, steps
+    on a shared x-axis: observations, each internal-state array as a heatmap (units x steps),
     actions, and rewards with their running sum. Image observations (MinAtar, Atari) are drawn
     as pictures, a row of frames at evenly spread steps (:func:`frame_rgb`), above the state
     panels, where dotted lines mark those steps."""

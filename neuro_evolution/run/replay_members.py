@@ -20,7 +20,7 @@ from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.config.tree import ExperimentConfig, parse_run_config
 from neuro_evolution.core.hall_of_fame import HallOfFame
 from neuro_evolution.core.normalization import ObservationScaler
-from neuro_evolution.evaluation.episode import EpisodeRunner, EvaluationResult, RunnerSpec
+from neuro_evolution.evaluation.episodes.runner import EpisodeRunner, EvaluationResult, RunnerSpec
 from neuro_evolution.measures.base import MeasureConfig
 from neuro_evolution.optimizers.base import OPTIMIZERS
 from neuro_evolution.optimizers.members import MEMBER_FLAGS, Member, StoredMembers
@@ -93,7 +93,7 @@ def rerun_evaluation(
 ) -> EvaluationResult:
     """One training evaluation rerun as the run made it (base seed, episodes, scaler), with
     its per-episode ``measures``."""
-    from neuro_evolution.evaluation.episode import EvaluationContext
+    from neuro_evolution.evaluation.episodes.runner import EvaluationContext
 
     spec = RunnerSpec(
         environment=config.environment, episode_runner=config.episode_runner, measures=measures

@@ -30,7 +30,7 @@ from neuro_evolution.config.tree import (
     parse_run_config,
 )
 from neuro_evolution.core.schema import flatten
-from neuro_evolution.evaluation.handlers.base import EvaluationHandler
+from neuro_evolution.evaluation.pools.base import EvaluationHandler
 from neuro_evolution.run.checkpoint import (
     CHECKPOINT_DIR,
     STATE_PARTS,

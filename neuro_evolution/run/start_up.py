@@ -24,15 +24,15 @@ import copy
 
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.config.tree import ExperimentConfig
-from neuro_evolution.evaluation.episode import RunnerSpec
-from neuro_evolution.evaluation.handlers.options import EvaluationConfig
-from neuro_evolution.evaluation.handlers.vectorized import fallback_line
-from neuro_evolution.evaluation.wave_check import (
+from neuro_evolution.evaluation.episodes.runner import RunnerSpec
+from neuro_evolution.evaluation.lockstep.handler import fallback_line
+from neuro_evolution.evaluation.lockstep.wave_check import (
     check_planned_waves,
     lockstep_chunks,
     lockstep_fallback,
     runs_in_lockstep,
 )
+from neuro_evolution.evaluation.pools.options import EvaluationConfig
 from neuro_evolution.measures.results import check_measures_fit, check_step_measures
 from neuro_evolution.optimizers.base import Optimizer
 from neuro_evolution.support.console import warning
@@ -101,11 +101,11 @@ def check_start_up(
     if evaluation is None:
         return
     if evaluation.handler == "jax":
-        from neuro_evolution.evaluation.handlers.jax import check_jax_run
+        from neuro_evolution.evaluation.jax.handler import check_jax_run
 
         check_jax_run(template, spec, evaluation.precision)
     elif evaluation.handler == "dask" and evaluation.vectorize == "jax":
-        from neuro_evolution.evaluation.handlers.worker import make_worker_state
+        from neuro_evolution.evaluation.pools.worker import make_worker_state
 
         make_worker_state(template, spec, "jax", evaluation.precision).close()
     if not runs_in_lockstep(evaluation):

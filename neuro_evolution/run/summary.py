@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from neuro_evolution.evaluation.handlers.base import HandlerStatistics
+from neuro_evolution.evaluation.pools.base import HandlerStatistics
 from neuro_evolution.run.directory import LogRow
 
 

@@ -34,7 +34,7 @@ observation noise      ``SeedSequence(e, spawn_key=(OBS_NOISE_SPAWN_KEY,))``  th
                        reset seed (:func:`observation_noise_rng`)
 JAX brain noise        ``fold_in(fold_in(K, 1), t)`` for step t, where K is   the jax handler's
                        the PRNG key of the episode's env reset seed           CTRNN noise (not
-                       (``jax_envs.reset_keys``: ``PRNGKey(seed)``)           numpy's generator)
+                       (``jax.envs.reset_keys``: ``PRNGKey(seed)``)           numpy's generator)
 QD emitter seeds       ``SeedSequence(O, spawn_key=(EMITTER_SPAWN_KEY, e,    CMA-ME emitter e
                        r))`` -> 1 uint32 (:func:`emitter_seed`)               after r restarts
 CVT centroids          ``SeedSequence(c, spawn_key=(CVT_SPAWN_KEY,))``        the CVT archive's

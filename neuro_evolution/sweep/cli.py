@@ -31,9 +31,9 @@ from neuro_evolution.cli import (
     run_cli,
     stop_signals,
 )
-from neuro_evolution.evaluation.handlers import handler_names
-from neuro_evolution.evaluation.handlers.options import EvaluationConfig
-from neuro_evolution.evaluation.handlers.pool import RunPool
+from neuro_evolution.evaluation.pools import handler_names
+from neuro_evolution.evaluation.pools.options import EvaluationConfig
+from neuro_evolution.evaluation.pools.run_pool import RunPool
 from neuro_evolution.run.directory import make_writable_directory
 from neuro_evolution.support.console import plural
 from neuro_evolution.support.errors import USER_ERRORS, UserError

@@ -1,6 +1,6 @@
 """The pool a sweep's runs share: the pool of the handler its ``evaluation`` section names.
 
-Every built-in handler is a :class:`~neuro_evolution.evaluation.handlers.pool_handler.PoolHandler`
+Every built-in handler is a :class:`~neuro_evolution.evaluation.pools.pool_handler.PoolHandler`
 (its pool with one run), so a sweep runs on any of them: its runs share the pool the handler
 makes for many runs (sequential, vectorized, jax: in this process, taking turns; mp: one process
 pool; dask: one cluster, one worker plugin per run). A dead worker or a lost scheduler is
@@ -13,10 +13,10 @@ import importlib.util
 import sys
 from typing import Any
 
-from neuro_evolution.evaluation.handlers import handler_from_config
-from neuro_evolution.evaluation.handlers.options import EvaluationConfig, option_path
-from neuro_evolution.evaluation.handlers.pool import RunPool
-from neuro_evolution.evaluation.handlers.pool_handler import PoolHandler
+from neuro_evolution.evaluation.pools import handler_from_config
+from neuro_evolution.evaluation.pools.options import EvaluationConfig, option_path
+from neuro_evolution.evaluation.pools.pool_handler import PoolHandler
+from neuro_evolution.evaluation.pools.run_pool import RunPool
 from neuro_evolution.support.errors import UserError
 
 

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from neuro_evolution.config.tree import config_to_dict
-from neuro_evolution.evaluation.handlers.pool import RunPool
-from neuro_evolution.evaluation.handlers.pool_handler import PooledRun
+from neuro_evolution.evaluation.pools.pool_handler import PooledRun
+from neuro_evolution.evaluation.pools.run_pool import RunPool
 from neuro_evolution.run.checkpoint import TrainingStopped
 from neuro_evolution.run.directory import LogRow
 from neuro_evolution.run.experiment import Experiment, GenerationWork
