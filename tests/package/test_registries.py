@@ -1,5 +1,4 @@
-"""Every registry (brain types and their JAX forms, optimizers, handlers, observers) keeps one
-contract.
+"""Every registry (brain types, optimizers, handlers, observers) keeps one contract.
 
 Its built-in names are listed before any built-in module is imported, a ``get`` imports the
 module, a runtime registration joins the names, and a name taken by another class is refused.
@@ -24,7 +23,6 @@ ROOT = Path(__file__).resolve().parents[2]
 # registry -> (its module, its name there)
 REGISTRIES = {
     "brains": ("neuro_evolution.brains.base", "BRAINS"),
-    "jax brains": ("neuro_evolution.brains.base", "JAX_BRAINS"),
     "optimizers": ("neuro_evolution.optimizers.base", "OPTIMIZERS"),
     "handlers": ("neuro_evolution.evaluation.handlers.options", "HANDLERS"),
     "observers": ("neuro_evolution.observers.registry", "OBSERVERS"),
