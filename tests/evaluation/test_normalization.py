@@ -213,7 +213,8 @@ def _same(a: ObservationScaler | None, b: ObservationScaler | None) -> bool:
 def test_the_scaler_travels_with_the_genome(optimizer: str) -> None:
     """Each hall-of-fame entry holds the scaler its generation trained with (the identity for
     generation 0); after generation g a center candidate holds the scaler generation g + 1
-    trains with, a hall-of-fame candidate its entry's."""
+    trains with, MU_ES's best parent the scaler of generation g (it was re-evaluated there), a
+    hall-of-fame candidate its entry's."""
     config = {**NORMALIZED, "validation": None, "hall_of_fame_size": 30}
     if optimizer == "MU_ES":
         config["optimizer"] = {"type": "MU_ES", "mu": 3, "lambda_": 6}
@@ -240,6 +241,8 @@ def test_the_scaler_travels_with_the_genome(optimizer: str) -> None:
     for g, (candidate, best_generation) in enumerate(candidates):
         if candidate.source == "center":
             expected = used[g + 1] if g + 1 < len(used) else experiment.observation_scaler()
+        elif candidate.source == "best_parent":  # re-evaluated in generation g
+            expected = used[g]
         else:
             expected = used[best_generation]
         assert _same(candidate.scaler, expected), g
