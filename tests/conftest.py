@@ -16,8 +16,9 @@ os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 from helpers import small_config  # noqa: E402
 
 # Modules to import before the tests are collected, comma-separated: the shared checks that run
-# over every registered type (tests/test_brains.py) then include the types they register, e.g.
-# NEURO_EVOLUTION_TEST_IMPORTS=my_brains.elman python -m pytest tests/test_brains.py
+# over every registered type (tests/brains/test_brains.py) then include the types they register,
+# e.g.
+# NEURO_EVOLUTION_TEST_IMPORTS=my_brains.elman python -m pytest tests/brains/test_brains.py
 TEST_IMPORTS = "NEURO_EVOLUTION_TEST_IMPORTS"
 for _module in filter(None, (m.strip() for m in os.environ.get(TEST_IMPORTS, "").split(","))):
     importlib.import_module(_module)

@@ -16,10 +16,10 @@ calls, so no table elsewhere names a brain type:
 - ``build``/``fill``: the numpy brain (every handler's episode loop, replay, the start-up checks);
 - ``batch_brain``: the :class:`BatchBrain` of P brains in lockstep (the vectorized handler, with
   Gymnasium or gymnax vector envs);
-- ``jax_brain``: the :class:`JaxBrain` (the jax handler), whose JAX module is imported when the
-  method is called (jax is an optional extra): a user's type imports its own, a built-in type
-  asks :data:`JAX_BRAINS`, into which the built-in JAX modules register (they read the numpy
-  templates, so those do not import them);
+- ``jax_brain``: the :class:`JaxBrain` (the jax handler), whose JAX module the method imports
+  when it is called (jax is an optional extra), a built-in type's as a user's; a JAX module never
+  imports a template module: the template passes it what the JAX brain reads (sizes, options, the
+  function that pours its host arrays);
 - ``export_step``: the brain's step as a policy graph (``python -m neuro_evolution.export``).
 
 A type that lacks a form keeps the base method, which refuses in one line naming the type and
@@ -382,20 +382,3 @@ get_brain_type = BRAINS.get
 brain_type_name = BRAINS.name_of
 parse_brain_config = BRAINS.parse_config
 register_polymorphic(BrainConfig, parse_brain_config)  # a ``brain`` section picks its class
-
-# The JAX forms of the built-in types, by type name. jax is an optional extra: a JAX module is
-# imported when a built-in template's ``jax_brain`` first asks for its form, and registers its
-# classes here. The JAX modules read the numpy templates and batch brains, so those never import
-# them (a user's type imports its own JAX module in its ``jax_brain``).
-JAX_BRAINS: Registry[JaxBrain] = Registry(
-    "JAX brain",
-    {
-        "CTRNN": "neuro_evolution.brains.jax_brains",
-        "FFNN": "neuro_evolution.brains.jax_brains",
-        "LSTM": "neuro_evolution.brains.jax_brains",
-        "composed": "neuro_evolution.brains.jax_conv",
-        "conv": "neuro_evolution.brains.jax_conv",
-    },
-    what="JAX brain",
-    known="JAX brains",
-)

@@ -33,7 +33,6 @@ import numpy as np
 
 from neuro_evolution.brains.base import (
     BRAINS,
-    JAX_BRAINS,
     BatchBrain,
     Brain,
     BrainConfig,
@@ -259,7 +258,10 @@ class ComposedTemplate(BrainTemplate[ComposedConfig, ComposedBrain]):
 
     def jax_brain(self) -> JaxBrain:
         self._require("jax_brain")
-        return JAX_BRAINS.get("composed")[1](self)  # jax: an optional extra
+        from neuro_evolution.brains.jax_conv import ComposedJaxBrain  # jax: an optional extra
+
+        parts = [part.jax_brain() for part in self.parts]
+        return ComposedJaxBrain(self, parts, self.slices())
 
     def export_step(self, brain: ComposedBrain, graph: Any, inputs: str) -> str:
         """Part i's outputs are part i+1's inputs; part i's names get the prefix ``part<i>.``."""

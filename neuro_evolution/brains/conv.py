@@ -31,7 +31,6 @@ import numpy as np
 from neuro_evolution.brains.activations import RowSelection
 from neuro_evolution.brains.base import (
     BRAINS,
-    JAX_BRAINS,
     BatchBrain,
     Brain,
     BrainConfig,
@@ -308,7 +307,14 @@ class ConvTemplate(BrainTemplate[ConvConfig, ConvBrain]):
         return ConvBatchBrain(self, self.check_genomes(genomes))
 
     def jax_brain(self) -> JaxBrain:
-        return JAX_BRAINS.get("conv")[1](self)  # jax: an optional extra
+        from neuro_evolution.brains.jax_conv import ConvJaxBrain  # jax: an optional extra
+
+        return ConvJaxBrain(self, self.weight_arrays, self.step_plan(), self.image_shape)
+
+    def weight_arrays(self, genomes: np.ndarray) -> dict[str, np.ndarray]:
+        """Owned (P, ...) copies of every weight array of (P, G) genomes, by name (K<i>, b<i>,
+        D, d), as the batch brain holds them."""
+        return parameter_arrays(self, self.check_genomes(genomes))
 
     def export_step(self, brain: ConvBrain, graph: Any, inputs: str) -> str:
         return conv_step(graph, self, brain, inputs)

@@ -44,7 +44,6 @@ import numpy as np
 from neuro_evolution.brains.activations import ACTIVATIONS, RowSelection, as_is
 from neuro_evolution.brains.base import (
     BRAINS,
-    JAX_BRAINS,
     BatchBrain,
     Brain,
     BrainConfig,
@@ -436,7 +435,18 @@ class CTRNNTemplate(_PlannedTemplate):
         return CTRNNBatchBrain(self.io, self._plan, genomes)
 
     def jax_brain(self) -> JaxBrain:
-        return JAX_BRAINS.get("CTRNN")[1](self)  # jax: an optional extra
+        from neuro_evolution.brains.jax_brains import CTRNNJaxBrain  # jax: an optional extra
+
+        plan = self._plan
+        return CTRNNJaxBrain(
+            self,
+            self.batch_brain,
+            neurons=plan.N,
+            inputs=plan.n_in,
+            activation=self.config.neuron_activation,
+            inplace=plan.inplace,
+            sigma=plan.sigma,
+        )
 
     def export_step(self, brain: CTRNNBrain, graph: Any, inputs: str) -> str:
         return ctrnn_step(graph, self, brain, inputs)

@@ -25,7 +25,6 @@ import numpy as np
 from neuro_evolution.brains.activations import ACTIVATIONS
 from neuro_evolution.brains.base import (
     BRAINS,
-    JAX_BRAINS,
     BatchBrain,
     Brain,
     BrainConfig,
@@ -190,7 +189,11 @@ class FFNNTemplate(BrainTemplate[FFNNConfig, FFNNBrain]):
         return FFNNBatchBrain(self.io, self.config.activation, weights, biases, self.squashes)
 
     def jax_brain(self) -> JaxBrain:
-        return JAX_BRAINS.get("FFNN")[1](self)  # jax: an optional extra
+        from neuro_evolution.brains.jax_brains import FFNNJaxBrain  # jax: an optional extra
+
+        return FFNNJaxBrain(
+            self, self.batch_brain, activation=self.config.activation, squash=self.squashes
+        )
 
     def export_step(self, brain: FFNNBrain, graph: Any, inputs: str) -> str:
         return ffnn_step(graph, self, brain, inputs)

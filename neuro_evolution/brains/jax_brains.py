@@ -2,10 +2,14 @@
 over P stacked parameter sets; each template's ``jax_brain()`` makes its own (the interface,
 :class:`~neuro_evolution.brains.base.JaxBrain`, is in ``base.py``).
 
-The genome layouts are not written a second time: a JAX brain takes its parameters from the numpy
-batch brain that ``template.batch_brain`` pours (masks, learned pruning, the negative diagonal,
-folded-in input scaling, bounds), so a genome trained on one path replays on the other. Only the
-step is written again, with the same formulas in the same order as the numpy brains:
+The genome layouts are not written a second time: a JAX brain takes its parameters from the host
+arrays its template pours (the CTRNN's and FFNN's numpy batch brain: masks, learned pruning, the
+negative diagonal, folded-in input scaling, bounds; the LSTM's layer views), so a genome trained
+on one path replays on the other. Only the step is written again, with the same formulas in the
+same order as the numpy brains. This module never imports a template module: a template's
+``jax_brain()`` passes what the step reads (sizes, options) and the function that pours the host
+arrays, whose result the protocols below (:class:`CTRNNArrays`, :class:`FFNNArrays`) describe.
+
 
 - ``params(genomes)``: host numpy (P, G) -> a dict of device arrays with the brain axis P last
   (the fast layout for :func:`_matvec`);
@@ -29,18 +33,36 @@ trajectories differ. The measured worst cases: docs/measurements.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from neuro_evolution.brains.base import JAX_BRAINS, JaxBrain, Params, State
-from neuro_evolution.brains.ctrnn import CTRNNBatchBrain, CTRNNTemplate
-from neuro_evolution.brains.ffnn import FFNNBatchBrain
-from neuro_evolution.brains.lstm import LSTMTemplate, _views
+from neuro_evolution.brains.base import BrainTemplate, JaxBrain, Params, State
 from neuro_evolution.brains.spaces import SpaceAdapter
+
+# (M_l, b_l) per LSTM layer and (O, b_out) of the output layer, each (P, ...)
+LSTMArrays = tuple[Sequence[tuple[np.ndarray, np.ndarray]], tuple[np.ndarray, np.ndarray]]
+
+
+class CTRNNArrays(Protocol):
+    """What the CTRNN JAX brain reads of P poured CTRNNs: M (P, rows, N), T (P, N, outputs), and
+    y0, low, high, each (P, N) or one (N,) shared by all."""
+
+    M: np.ndarray
+    T: np.ndarray
+    y0: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+class FFNNArrays(Protocol):
+    """What the FFNN JAX brain reads of P poured FFNNs: per layer W (P, in, out), b (P, out)."""
+
+    weights: list[np.ndarray]
+    biases: list[np.ndarray]
 
 
 def _activation(name: str) -> Callable[[jax.Array], jax.Array]:
@@ -74,16 +96,33 @@ def _sigmoid(x: jax.Array) -> jax.Array:
     return jnp.tanh(x * 0.5) * 0.5 + 0.5
 
 
-@JAX_BRAINS.register("CTRNN")
 class CTRNNJaxBrain(JaxBrain):
     """y <- clip(base + z·M [+ sigma·noise], low, high), out = tanh(y·T); M, T as the numpy
-    brain pours them (delta_t folded into M, see ``ctrnn.py``)."""
+    brain pours them (delta_t folded into M, see ``ctrnn.py``).
+
+    ``arrays`` pours (P, G) genomes; ``neurons`` N and ``inputs`` size the state and M's rows,
+    ``activation`` ("tanh" or "relu") is the neurons', ``inplace`` adds dy to the activated state
+    instead of y, and ``sigma`` scales the noise added every step (0: none)."""
+
+    def __init__(
+        self,
+        template: BrainTemplate,
+        arrays: Callable[[np.ndarray], CTRNNArrays],
+        *,
+        neurons: int,
+        inputs: int,
+        activation: str,
+        inplace: bool,
+        sigma: float,
+    ):
+        super().__init__(template)
+        self.arrays, self.neurons, self.inputs = arrays, neurons, inputs
+        self.activation, self.inplace, self.sigma = activation, inplace, sigma
 
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
-        batch = self.template.batch_brain(genomes)
-        assert isinstance(batch, CTRNNBatchBrain)
+        batch = self.arrays(genomes)
         count = genomes.shape[0]
-        N = batch.plan.N
+        N = self.neurons
 
         def stacked(array: np.ndarray) -> np.ndarray:
             return np.broadcast_to(array, (count, N))
@@ -101,33 +140,42 @@ class CTRNNJaxBrain(JaxBrain):
 
     @property
     def noise_size(self) -> int:
-        assert isinstance(self.template, CTRNNTemplate)
-        plan = self.template._plan
-        return plan.N if plan.sigma else 0
+        return self.neurons if self.sigma else 0
 
     def step(self, params, state, inputs, noise=None):
-        plan = self.template._plan
         y = state  # (N, P)
-        s = _activation(self.template.config.neuron_activation)(y)
+        s = _activation(self.activation)(y)
         parts = [inputs.T.astype(y.dtype), s]
-        extra = params["M"].shape[0] - plan.n_in - plan.N
+        extra = params["M"].shape[0] - self.inputs - self.neurons
         if extra:
             parts.append(jnp.ones((extra, y.shape[1]), dtype=y.dtype))
         dy = _matvec(jnp.concatenate(parts, axis=0), params["M"])
-        new = (s if plan.inplace else y) + dy
-        if plan.sigma:
-            new = new + noise.T.astype(y.dtype) * plan.sigma
+        new = (s if self.inplace else y) + dy
+        if self.sigma:
+            new = new + noise.T.astype(y.dtype) * self.sigma
         new = jnp.maximum(jnp.minimum(new, params["high"]), params["low"])
         return new, jnp.tanh(_matvec(new, params["T"])).T
 
 
-@JAX_BRAINS.register("FFNN")
 class FFNNJaxBrain(JaxBrain):
-    """Stateless: act(x·W_l + b_l) per hidden layer, the output activation on the last."""
+    """Stateless: act(x·W_l + b_l) per hidden layer, the output activation on the last.
+
+    ``arrays`` pours (P, G) genomes; ``activation`` ("tanh" or "relu") is the hidden layers',
+    ``squash`` puts tanh on the outputs (else they stay as they are)."""
+
+    def __init__(
+        self,
+        template: BrainTemplate,
+        arrays: Callable[[np.ndarray], FFNNArrays],
+        *,
+        activation: str,
+        squash: bool,
+    ):
+        super().__init__(template)
+        self.arrays, self.activation, self.squash = arrays, activation, squash
 
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
-        batch = self.template.batch_brain(genomes)
-        assert isinstance(batch, FFNNBatchBrain)
+        batch = self.arrays(genomes)
         return {
             "W": [_last(w, dtype) for w in batch.weights],
             "b": [_last(b, dtype) for b in batch.biases],
@@ -137,10 +185,10 @@ class FFNNJaxBrain(JaxBrain):
         return jnp.zeros((0, params["W"][0].shape[-1]), dtype=params["W"][0].dtype)
 
     def step(self, params, state, inputs, noise=None):
-        activation = _activation(self.template.config.activation)
+        activation = _activation(self.activation)
         x = inputs.T.astype(params["W"][0].dtype)
         last = len(params["W"]) - 1
-        squash = self.template.config.output_activation == "tanh"
+        squash = self.squash
         for i, (w, b) in enumerate(zip(params["W"], params["b"])):
             x = _matvec(x, w) + b
             if i < last:
@@ -150,15 +198,16 @@ class FFNNJaxBrain(JaxBrain):
         return state, x.T
 
 
-@JAX_BRAINS.register("LSTM")
 class LSTMJaxBrain(JaxBrain):
-    """Stacked LSTM layers (gates i, f, o, g) and a tanh output layer, as in ``lstm.py``."""
+    """Stacked LSTM layers (gates i, f, o, g) and a tanh output layer, as in ``lstm.py``;
+    ``arrays`` gives the layers' weights of (P, G) genomes, input scaling folded in."""
+
+    def __init__(self, template: BrainTemplate, arrays: Callable[[np.ndarray], LSTMArrays]):
+        super().__init__(template)
+        self.arrays = arrays
 
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
-        template = self.template
-        assert isinstance(template, LSTMTemplate)
-        genomes = template.scaled(np.array(template.check_genomes(genomes)))  # a copy to fold
-        layers, (out_weights, out_bias) = _views(template, genomes)
+        layers, (out_weights, out_bias) = self.arrays(genomes)
         return {
             "M": [_last(m, dtype) for m, _ in layers],
             "b": [_last(b, dtype) for _, b in layers],

@@ -1,7 +1,9 @@
 """JAX batch brains of the conv front end and of composed brains (see ``jax_brains.py``).
 
-The conv brain takes its weights from the numpy batch brain (the genome layout is written once,
-in ``conv.py``), with the brain axis P first. Every brain has its own kernels, so a layer is
+The conv brain takes its weights from the host arrays its template cuts from the genomes (the
+genome layout is written once, in ``conv.py``), with the brain axis P first; what its step reads
+of the template's plan is stated by :class:`ConvPlan` and :class:`ConvStage`, so this module
+imports no template module. Every brain has its own kernels, so a layer is
 one batched matrix product: the image's k x k patches (P, Ho·Wo, k·k·C) times the kernels
 (P, k·k·C, O), which a CPU runs faster than ``lax.conv_general_dilated`` mapped over P.
 Pooling is ``jax.lax.reduce_window``.
@@ -12,15 +14,44 @@ part order.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from neuro_evolution.brains.base import JAX_BRAINS, JaxBrain, Params, State
-from neuro_evolution.brains.composed import ComposedTemplate
-from neuro_evolution.brains.conv import ConvBatchBrain, ConvTemplate
+from neuro_evolution.brains.base import BrainTemplate, JaxBrain, Params, State
+
+
+class ConvStage(Protocol):
+    """One conv layer as the step reads it: the conv's stride and zero padding, the activation
+    ("relu", "tanh" or "none") and the pooling ("max", "average" or "none") with its window."""
+
+    @property
+    def stride(self) -> int: ...
+    @property
+    def padding(self) -> int: ...
+    @property
+    def activation(self) -> str: ...
+    @property
+    def pool(self) -> str: ...
+    @property
+    def pool_size(self) -> int: ...
+    @property
+    def pool_stride(self) -> int: ...
+
+
+class ConvPlan(Protocol):
+    """The conv step: the input ``scale``, the ``stages`` in order, and whether a dense tanh
+    ``head`` follows (else the flattened features are the outputs)."""
+
+    @property
+    def stages(self) -> Sequence[ConvStage]: ...
+    @property
+    def scale(self) -> float: ...
+    @property
+    def head(self) -> bool: ...
 
 
 def _convolve(x: jax.Array, kernel: jax.Array, stride: int, padding: int) -> jax.Array:
@@ -52,17 +83,27 @@ def _pool(x: jax.Array, kind: str, size: int, stride: int) -> jax.Array:
     return jax.lax.reduce_window(x, 0.0, jax.lax.add, window, strides, "VALID") / (size * size)
 
 
-@JAX_BRAINS.register("conv")
 class ConvJaxBrain(JaxBrain):
-    """Stateless: conv layers, activation, pooling, then features or a dense tanh layer."""
+    """Stateless: conv layers, activation, pooling, then features or a dense tanh layer.
+
+    ``arrays`` cuts (P, G) genomes into the weight arrays by name (K<i> (P, C, k, k, O), b<i>,
+    D, d); ``plan`` is the step; ``image_shape`` (H, W, C) is how an input is read."""
 
     PARAMS_AXIS = 0  # (P, k, k, C, O) kernels: the batched product's layout
 
+    def __init__(
+        self,
+        template: BrainTemplate,
+        arrays: Callable[[np.ndarray], Mapping[str, np.ndarray]],
+        plan: ConvPlan,
+        image_shape: tuple[int, ...],
+    ):
+        super().__init__(template)
+        self.arrays, self.plan, self.image_shape = arrays, plan, tuple(image_shape)
+
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
-        batch = self.template.batch_brain(genomes)
-        assert isinstance(batch, ConvBatchBrain)
         params = {}
-        for name, array in batch.selection.full.items():
+        for name, array in self.arrays(genomes).items():
             if name.startswith("K"):  # (P, C, k, k, O) -> the HWIO order of lax: (P, k, k, C, O)
                 array = array.transpose(0, 2, 3, 1, 4)
             params[name] = jnp.asarray(array, dtype=dtype)
@@ -72,10 +113,8 @@ class ConvJaxBrain(JaxBrain):
         return jnp.zeros((0, params["K0"].shape[0]), dtype=params["K0"].dtype)
 
     def step(self, params, state, inputs, noise=None):
-        template = self.template
-        assert isinstance(template, ConvTemplate)
-        plan = template.step_plan()
-        x = inputs.astype(params["K0"].dtype).reshape((inputs.shape[0], *template.image_shape))
+        plan = self.plan
+        x = inputs.astype(params["K0"].dtype).reshape((inputs.shape[0], *self.image_shape))
         if plan.scale != 1.0:
             x = x * plan.scale
         for number, stage in enumerate(plan.stages):
@@ -97,20 +136,17 @@ class ConvJaxBrain(JaxBrain):
         return state, x
 
 
-@JAX_BRAINS.register("composed")
 class ComposedJaxBrain(JaxBrain):
-    """The parts' JAX brains in order (see the module docstring); each part's template makes
-    its own (``ComposedTemplate.jax_brain`` has checked that every part has one)."""
+    """The parts' JAX brains in order (see the module docstring), each made by its part's
+    template; ``slices`` are the parts' genome slices."""
 
-    def __init__(self, template: ComposedTemplate):
+    def __init__(self, template: BrainTemplate, parts: Sequence[JaxBrain], slices: Sequence[slice]):
         super().__init__(template)
-        self.parts = [part.jax_brain() for part in template.parts]
+        self.parts, self.slices = list(parts), list(slices)
 
     def params(self, genomes: np.ndarray, dtype: Any) -> Params:
-        template = self.template
-        assert isinstance(template, ComposedTemplate)
-        genomes = template.check_genomes(genomes)
-        pieces = template.slices()
+        genomes = self.template.check_genomes(genomes)
+        pieces = self.slices
         return {"parts": [b.params(genomes[:, s], dtype) for b, s in zip(self.parts, pieces)]}
 
     def initial_state(self, params: Params) -> State:

@@ -33,7 +33,6 @@ import numpy as np
 from neuro_evolution.brains.activations import RowSelection, as_is, sigmoid_
 from neuro_evolution.brains.base import (
     BRAINS,
-    JAX_BRAINS,
     BatchBrain,
     Brain,
     BrainConfig,
@@ -276,7 +275,16 @@ class LSTMTemplate(BrainTemplate[LSTMConfig, LSTMBrain]):
         return LSTMBatchBrain(self, genomes)
 
     def jax_brain(self) -> JaxBrain:
-        return JAX_BRAINS.get("LSTM")[1](self)  # jax: an optional extra
+        from neuro_evolution.brains.jax_brains import LSTMJaxBrain  # jax: an optional extra
+
+        return LSTMJaxBrain(self, self.batch_views)
+
+    def batch_views(
+        self, genomes: np.ndarray
+    ) -> tuple[list[tuple[np.ndarray, np.ndarray]], tuple[np.ndarray, np.ndarray]]:
+        """(M_l, b_l) per layer and (O, b_out) of (P, G) genomes, ``normalize_input`` folded in,
+        as views of a copy of ``genomes`` (the JAX form's parameters)."""
+        return _views(self, self.scaled(np.array(self.check_genomes(genomes))))
 
     def export_step(self, brain: LSTMBrain, graph: Any, inputs: str) -> str:
         return lstm_step(graph, self, brain, inputs)

@@ -241,7 +241,8 @@ class Optimizer(metaclass=FrozenABCMeta):
 # and a user's added with register_optimizer. A built-in
 # optimizer's module is imported when its name is first looked up, so listing the names imports
 # none of them. ``@register_optimizer("NAME", config=NameConfig)`` on an Optimizer subclass adds
-# one; the optimizer contract tests (``tests/test_optimizer_contract.py``) run on every name.
+# one; the optimizer contract tests (``tests/optimizers/test_optimizer_contract.py``) run on
+# every name.
 OPTIMIZERS: Registry[Optimizer] = Registry(
     "optimizer",
     {

@@ -29,6 +29,7 @@ import numpy as np
 from deap import algorithms, base, tools
 
 from neuro_evolution.core.hall_of_fame import HallOfFame
+from neuro_evolution.core.normalization import ObservationScaler
 from neuro_evolution.core.schema import ConfigError, config_class, join, option
 from neuro_evolution.optimizers.base import (
     OPTIMIZERS,
@@ -195,6 +196,8 @@ class MuPlusLambda(Optimizer):
         self._parent_genomes = np.zeros((0, genome_size))
         self._parent_strategies = np.zeros((0, self.strategy_size))
         self._parent_fitness = np.zeros(0)
+        # per parent, the observation scaler its told fitness came from (None: no normalization)
+        self._parent_scalers: dict[str, np.ndarray] | None = None
         self._extra_genomes = np.zeros((0, genome_size))
         self._extra_strategies = np.zeros((0, self.strategy_size))
         self._asked_genomes: np.ndarray | None = None
@@ -234,6 +237,18 @@ class MuPlusLambda(Optimizer):
             return None
         return self._parent_genomes[int(np.argmax(self._parent_fitness))].copy()
 
+    def center_scaler(self) -> ObservationScaler | None:
+        """The observation scaler :meth:`center`'s fitness was evaluated with."""
+        rows = self._parent_scalers
+        if rows is None or len(self._parent_genomes) == 0:
+            return None
+        best = int(np.argmax(self._parent_fitness))
+        return ObservationScaler(
+            mean=rows["mean"][best].copy(),
+            scale=rows["scale"][best].copy(),
+            clip=float(rows["clip"][best]),
+        )
+
     def _initial_population(self) -> tuple[np.ndarray, np.ndarray]:
         low, high = self.config.initial_gene_range
         genomes = np.array(
@@ -270,13 +285,20 @@ class MuPlusLambda(Optimizer):
         """Select the mu survivors among parents + offspring; take the hall-of-fame extras."""
         assert self._asked_genomes is not None and self._asked_strategies is not None
         extra_genomes = self._hall_of_fame_extras(evaluations.hall_of_fame)
+        scalers = scaler_rows(evaluations.scaler, len(fitness))
         if self.config.reevaluate_parents or len(self._parent_genomes) == 0:
             genomes, strategies = self._asked_genomes, self._asked_strategies
         else:
             genomes = np.concatenate([self._parent_genomes, self._asked_genomes])
             strategies = np.concatenate([self._parent_strategies, self._asked_strategies])
             fitness = np.concatenate([self._parent_fitness, fitness])
+            if scalers is not None and self._parent_scalers is not None:
+                kept = self._parent_scalers
+                scalers = {key: np.concatenate([kept[key], scalers[key]]) for key in scalers}
         chosen = self._select(shape_fitness(self.config.fitness_shaping, fitness))
+        self._parent_scalers = (
+            None if scalers is None else {key: rows[chosen] for key, rows in scalers.items()}
+        )
         self._parent_genomes = genomes[chosen]
         self._parent_strategies = strategies[chosen]
         self._parent_fitness = fitness[chosen]
@@ -337,6 +359,10 @@ class MuPlusLambda(Optimizer):
                 else empty_strategies
             ),
             **self._random.to_state("random"),
+            **{
+                f"parent_observation_{key}": rows.copy()
+                for key, rows in (self._parent_scalers or {}).items()
+            },
         }
 
     def load_state(self, state: Mapping[str, Any]) -> None:
@@ -364,6 +390,23 @@ class MuPlusLambda(Optimizer):
         self.generation = int(state_scalar(state, "generation"))
         self._parent_genomes, self._parent_strategies = parents, parent_strategies
         self._parent_fitness = parent_fitness
+        self._parent_scalers = None
+        if "parent_observation_mean" in state:  # a run with observation normalization
+            self._parent_scalers = {
+                key: np.asarray(state[f"parent_observation_{key}"], dtype=np.float64)
+                for key in ("mean", "scale", "clip")
+            }
         self._extra_genomes, self._extra_strategies = extras, extra_strategies
         self._asked_genomes = asked_genomes if has_asked else None
         self._asked_strategies = asked_strategies if has_asked else None
+
+
+def scaler_rows(scaler: ObservationScaler | None, count: int) -> dict[str, np.ndarray] | None:
+    """``count`` rows of ``scaler`` (mean, scale, clip), one per told genome; None without one."""
+    if scaler is None:
+        return None
+    return {
+        "mean": np.tile(np.asarray(scaler.mean, dtype=np.float64), (count, 1)),
+        "scale": np.tile(np.asarray(scaler.scale, dtype=np.float64), (count, 1)),
+        "clip": np.full(count, float(scaler.clip)),
+    }

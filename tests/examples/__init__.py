@@ -1,7 +1,7 @@
 """Code that test child processes must be able to import (spawn/forkserver re-import by name).
 
-``tests/`` is on ``sys.path`` under pytest (tests/conftest.py sits in a folder without
-``__init__.py``), so this package imports as ``examples`` in the test process and its children.
+``tests/`` is on ``sys.path`` under pytest (pyproject.toml's ``pythonpath``), so this package
+imports as ``examples`` in the test process and its children.
 """
 
 from __future__ import annotations

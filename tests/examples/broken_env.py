@@ -1,5 +1,5 @@
 """An env module that fails while it is imported, for the one-line error tests
-(tests/test_environments.py): a researcher's package with a bug in it."""
+(tests/envs/test_environments.py): a researcher's package with a bug in it."""
 
 from __future__ import annotations
 

@@ -1,0 +1,107 @@
+"""scripts/bench_matrix.py: its cells' scores, ranks and resumable BBOB cells."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def matrix() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_matrix", ROOT / "scripts/bench_matrix.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_matrix"] = module  # dataclasses resolve its annotations there
+    spec.loader.exec_module(module)
+    return module
+
+
+def row(generation: int, steps: int, validation: float | None, evaluations: int = 10) -> dict:
+    return {
+        "generation": generation,
+        "evaluations": evaluations,
+        "env_steps_total": steps,
+        "validation_mean": validation,
+    }
+
+
+def test_steps_to_target_are_those_of_the_first_validation_that_reached_it(matrix) -> None:
+    """Env steps at the first held-out mean >= target within the budget; inf when none."""
+    task = matrix.EpisodeTask("t", "cartpole.json", "steps", 475, 1000, 4, 1.0, 10)
+    log = [row(0, 300, 100.0), row(1, 600, 480.0), row(2, 900, 500.0)]
+    assert matrix.episode_score(task, log) == 600
+    assert matrix.episode_score(task, log[:1]) == math.inf
+    late = dataclasses.replace(task, budget=500)
+    assert matrix.episode_score(late, log) == math.inf  # reached only past the budget
+
+
+def test_evaluations_and_score_at_budget(matrix) -> None:
+    """``evaluations`` counts the log's evaluations column; ``score`` is the last held-out mean
+    at or below the budget (never one past it)."""
+    evaluations = matrix.EpisodeTask("t", "x.json", "evaluations", 0.3, 25, 4, 1.0, 10)
+    log = [row(0, 10, 0.1), row(1, 20, 0.35), row(2, 30, 0.4)]
+    assert matrix.episode_score(evaluations, log) == 20
+    score = matrix.EpisodeTask("t", "x.json", "score", None, 25, 4, 1.0, 10)
+    assert matrix.episode_score(score, [row(0, 10, 0.1), row(1, 20, None), row(2, 30, 0.9)]) == 0.1
+
+
+def test_ranks_share_ties_and_follow_the_direction(matrix) -> None:
+    medians = {"A": 10.0, "B": 30.0, "C": 10.0, "D": math.nan, "E": math.inf}
+    assert matrix.ranks(medians, lower_is_better=True) == {"A": 1.5, "C": 1.5, "B": 3, "E": 4}
+    assert matrix.ranks({"A": 1.0, "B": 2.0}, lower_is_better=False) == {"B": 1, "A": 2}
+
+
+def test_an_unreached_seed_stays_infinite_in_the_interval(matrix) -> None:
+    median, low, high = matrix.median_interval([100.0, 200.0, math.inf])
+    assert median == 200.0 and low == 100.0 and high == math.inf
+
+
+def test_a_bbob_cell_runs_once_and_is_read_back_after(matrix, tmp_path: Path, capsys) -> None:
+    """A BBOB cell writes each seed's result; a second run reads it instead of computing, and
+    ``--report`` tables it without running anything."""
+    args = ["--out", str(tmp_path), "--tasks", "sphere-10", "--optimizers", "SEP_CMA_ES"]
+    assert matrix.main([*args, "--seeds", "1"]) == 0
+    stored = tmp_path / "bbob" / "sphere-10" / "SEP_CMA_ES" / "seed-1.json"
+    written = stored.stat().st_mtime_ns
+    assert matrix.main([*args, "--seeds", "1", "--report"]) == 0
+    assert stored.stat().st_mtime_ns == written
+    table = (tmp_path / "matrix.md").read_text()
+    assert "| SEP_CMA_ES | " in table and " 1/1 " in table
+    assert (tmp_path / "matrix.png").stat().st_size > 0
+    assert "sphere-10 SEP_CMA_ES: " in capsys.readouterr().out
+
+
+def test_each_optimizer_gets_the_tasks_population_and_one_spread_field(matrix) -> None:
+    task = matrix.TASKS[-5]  # cartpole
+    pgpe = matrix.section("PGPE", task, 100)
+    assert pgpe["population_size"] == task.population
+    assert pgpe["stdev_init"] == task.spread and "radius_init" not in pgpe  # PGPE takes one
+    assert matrix.section("CMA_ES", task, 100)["sigma"] == task.spread
+
+
+def test_a_cell_config_sets_the_tasks_target_generations_and_validation_period(matrix) -> None:
+    """A cell is the shipped config with the task's target, generations and, where the task
+    names one, its validation period (LunarLander: every generation)."""
+    tasks = {task.name: task for task in matrix.TASKS}
+    lunar = matrix.cell_config("SNES", tasks["lunarlander"], 18)
+    assert lunar["validation"]["every_generations"] == 1
+    assert lunar["validation"]["target"] == 200 and lunar["number_generations"] == 600
+    cartpole = matrix.cell_config("SNES", tasks["cartpole"], 10)
+    shipped = matrix.json.loads((ROOT / "configs/cartpole.json").read_text())["validation"]
+    assert cartpole["validation"]["every_generations"] == shipped["every_generations"]
+
+
+def test_an_episode_cell_that_never_ran_reads_as_not_run(matrix, tmp_path: Path) -> None:
+    """--report over a cell with no run directory gives nan per seed (a '-' in the table)."""
+    task = {task.name: task for task in matrix.TASKS}["cartpole"]
+    scores = matrix.episode_scores(task, tmp_path, [1, 2, 3])
+    assert len(scores) == 3 and all(math.isnan(score) for score in scores)
+    assert matrix.cell_text(scores, task) == "-"

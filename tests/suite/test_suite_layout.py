@@ -1,0 +1,96 @@
+"""The suite's folders mirror the package: a test module sits in the folder named for the package
+folder it tests (``tests/brains/`` for ``neuro_evolution/brains/``) or in one of the few folders
+for what is not one package folder; a module whose package imports all come from one package
+folder sits in that folder's; file names are unique across folders (pytest imports each test
+module by its file name, with its own folder on ``sys.path``).
+
+Imports are read from the source with ``ast`` (nothing is imported), also one inside a function.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1]
+PACKAGE = TESTS.parent / "neuro_evolution"
+# Folders for what is not one package folder.
+OTHER_FOLDERS = {
+    "cli": "the command lines (train, replay, compare) and their start-up refusals",
+    "docs": "README.md, the docs pages and their examples, the site, the tutorials",
+    "package": "the package as a whole: its front door, its import layers, its registries",
+    "scripts": "the scripts of scripts/",
+    "suite": "the test suite's own rules",
+}
+
+
+def package_folders() -> set[str]:
+    """The names of the package's top-level folders (each a Python package)."""
+    return {path.parent.name for path in PACKAGE.glob("*/__init__.py")}
+
+
+def suite_test_modules() -> list[Path]:
+    """Every test module of the suite, at any depth."""
+    return sorted(TESTS.rglob("test_*.py"))
+
+
+def package_groups(tree: ast.Module) -> set[str]:
+    """What ``tree`` imports of the package, one name per top-level part: ``brains`` for
+    ``neuro_evolution.brains.ctrnn``, ``train`` for ``neuro_evolution.train``, each imported
+    name for ``from neuro_evolution import NAME``, ``neuro_evolution`` for the package alone."""
+    groups = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+            if node.module == "neuro_evolution":
+                names = [f"neuro_evolution.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "neuro_evolution":
+                groups.add(parts[1] if len(parts) > 1 else parts[0])
+    return groups
+
+
+def test_every_test_module_sits_in_a_package_folder_or_a_named_other_folder() -> None:
+    """No test module at the top of tests/; each one's folder is a package folder's name or one
+    of OTHER_FOLDERS."""
+    allowed = package_folders() | set(OTHER_FOLDERS)
+    offenders = [
+        str(path.relative_to(TESTS))
+        for path in suite_test_modules()
+        if path.parent == TESTS or path.parent.relative_to(TESTS).parts[0] not in allowed
+    ]
+    assert not offenders, f"move each into tests/FOLDER/ ({sorted(allowed)}): {offenders}"
+
+
+def test_every_package_folder_has_its_test_folder() -> None:
+    """``neuro_evolution/NAME/`` has ``tests/NAME/`` holding at least one test module."""
+    missing = sorted(
+        name for name in package_folders() if not any((TESTS / name).glob("test_*.py"))
+    )
+    assert not missing, missing
+
+
+def test_a_module_importing_one_package_folder_sits_in_that_folders_test_folder() -> None:
+    """A test module whose package imports all come from ``neuro_evolution/NAME/`` is in
+    ``tests/NAME/``."""
+    folders = package_folders()
+    offenders = []
+    for path in suite_test_modules():
+        groups = package_groups(ast.parse(path.read_text()))
+        (group,) = groups if len(groups) == 1 else ("",)
+        if group in folders and path.parent != TESTS / group:
+            offenders.append(f"{path.relative_to(TESTS)} belongs in tests/{group}/")
+    assert not offenders, offenders
+
+
+def test_test_module_names_are_unique_across_folders() -> None:
+    """Two test modules with one file name cannot both be imported by it."""
+    counts = Counter(path.name for path in suite_test_modules())
+    duplicates = [name for name, count in counts.items() if count > 1]
+    assert not duplicates, f"rename one of each: {duplicates}"
