@@ -23,9 +23,41 @@ def describe_exception(error: BaseException) -> str:
 
 
 # Modules of this package that moved, old name -> new name (below ``neuro_evolution.``): a
-# config saved in an older run directory, naming ``measure_functions:lunar_lander_fuel`` of the
-# package, still loads.
-MOVED_MODULES = {"measure_functions": "measures.functions"}
+# config saved in an older run directory, naming ``measure_functions:lunar_lander_fuel`` or
+# ``evaluation.wrappers:RewardOffset`` of the package, still loads.
+MOVED_MODULES = {
+    "measure_functions": "measures.functions",
+    "evaluation.environment": "evaluation.episodes.environment",
+    "evaluation.episode": "evaluation.episodes.runner",
+    "evaluation.handlers.base": "evaluation.pools.base",
+    "evaluation.handlers.dask": "evaluation.pools.dask_handler",
+    "evaluation.handlers.dask_plugin": "evaluation.pools.dask_plugin",
+    "evaluation.handlers.dask_pool": "evaluation.pools.dask_pool",
+    "evaluation.handlers.dask_recovery": "evaluation.pools.dask_recovery",
+    "evaluation.handlers.dask_security": "evaluation.pools.dask_security",
+    "evaluation.handlers.factory": "evaluation.pools.factory",
+    "evaluation.handlers.in_process": "evaluation.pools.in_process",
+    "evaluation.handlers.jax": "evaluation.jax.handler",
+    "evaluation.handlers.multiprocessing": "evaluation.pools.process_pool",
+    "evaluation.handlers.options": "evaluation.pools.options",
+    "evaluation.handlers.orphans": "evaluation.pools.parent_watchdog",
+    "evaluation.handlers.pool": "evaluation.pools.run_pool",
+    "evaluation.handlers.pool_handler": "evaluation.pools.pool_handler",
+    "evaluation.handlers.sequential": "evaluation.pools.sequential",
+    "evaluation.handlers.vectorized": "evaluation.lockstep.handler",
+    "evaluation.handlers.worker": "evaluation.pools.worker",
+    "evaluation.history": "evaluation.episodes.history",
+    "evaluation.jax_envs": "evaluation.jax.envs",
+    "evaluation.jax_lockstep": "evaluation.jax.lockstep",
+    "evaluation.lane_memory": "evaluation.lockstep.lane_memory",
+    "evaluation.lockstep_env": "evaluation.lockstep.base",
+    "evaluation.observation_wrappers": "evaluation.episodes.observation_wrappers",
+    "evaluation.trace": "evaluation.episodes.trace",
+    "evaluation.validation": "evaluation.episodes.validation",
+    "evaluation.vector_env": "evaluation.lockstep.vector_env",
+    "evaluation.wave_check": "evaluation.lockstep.wave_check",
+    "evaluation.wrappers": "evaluation.episodes.wrappers",
+}
 
 
 def import_module(name: str, path: str) -> ModuleType:

@@ -69,6 +69,22 @@ def test_wrappers_are_saved_in_full_in_the_resolved_config() -> None:
     assert parse_config(json.loads(json.dumps(config_to_dict(config)))) == config
 
 
+def test_a_wrapper_named_by_its_module_before_the_rooms_still_loads() -> None:
+    """A config saved before evaluation/ was split into rooms names the wrappers' old module; it
+    makes the same wrapper, so an old run directory resumes and replays."""
+    old_module = "neuro_evolution.evaluation." + "wrappers"  # split: the old name is the point
+    environment = {
+        **WRAPPED_BLACKJACK,
+        "wrappers": [
+            "FlattenObservation",
+            {"name": f"{old_module}:RewardOffset", "kwargs": {"offset": -0.25}},
+        ],
+    }
+    env = parse_config(small_config(environment=environment)).environment.make()
+    assert type(env).__name__ == "RewardOffset"
+    assert type(env).__module__ == REWARD_OFFSET.partition(":")[0]
+
+
 def test_wrappers_apply_in_the_listed_order() -> None:
     """The first wrapper is innermost: RewardOffset(FlattenObservation(Blackjack))."""
     env = parse_config(small_config(environment=WRAPPED_BLACKJACK)).environment.make()
