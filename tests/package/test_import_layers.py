@@ -319,8 +319,9 @@ GROUP_PURPOSES: dict[str, str] = {
     "`archive.npz`/`archive.png`",
     "moo": "several objectives: NSGA2, its operators, non-dominated sorting, hypervolume, "
     "`pareto.npz`/`pareto.png`",
-    "evaluation": "envs, wrappers, the episode rules and loops, held-out validation, and the "
-    "handlers that run them",
+    "evaluation": "four rooms: episodes (envs, wrappers, the episode rules and the scalar loop, "
+    "held-out validation), lockstep (numpy lockstep), jax (the jax handler and gymnax lockstep), "
+    "pools (the handler interface, in-process, process and Dask pools)",
     "config": "the experiment config: every section, resolved and validated; its reference",
     "run": "the training loop (`Experiment`), its run directory, checkpoints, exact resume, "
     "plots, and reruns of stored evaluations",
