@@ -5,7 +5,7 @@ The guide's Elman brain (tests/examples/elman_brain.py, copied outside the packa
 says) trains from the command line: on the sequential, mp, dask and vectorized handlers with
 identical logs; on the jax handler (float64, JAX_ENABLE_X64) with the log of the vectorized
 handler's numpy batch brains on the same gymnax env, fitness within 1e-9 as
-tests/evaluation/test_jax_handler.py compares them. ``python -m neuro_evolution.export`` writes
+tests/evaluation/jax/test_jax_handler.py compares them. ``python -m neuro_evolution.export`` writes
 its ONNX model, and onnxruntime steps it to the numpy brain's actions.
 """
 

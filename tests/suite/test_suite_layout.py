@@ -1,8 +1,9 @@
 """The suite's folders mirror the package: a test module sits in the folder named for the package
 folder it tests (``tests/brains/`` for ``neuro_evolution/brains/``) or in one of the few folders
 for what is not one package folder; a module whose package imports all come from one package
-folder sits in that folder's; file names are unique across folders (pytest imports each test
-module by its file name, with its own folder on ``sys.path``).
+folder sits in that folder's; a package folder's sub-packages (the rooms of ``evaluation/``) are
+mirrored one level down the same way; file names are unique across folders (pytest imports each
+test module by its file name, with its own folder on ``sys.path``).
 
 Imports are read from the source with ``ast`` (nothing is imported), also one inside a function.
 """
@@ -78,13 +79,13 @@ def test_every_package_folder_has_its_test_folder() -> None:
 
 def test_a_module_importing_one_package_folder_sits_in_that_folders_test_folder() -> None:
     """A test module whose package imports all come from ``neuro_evolution/NAME/`` is in
-    ``tests/NAME/``."""
+    ``tests/NAME/`` or one of its room folders."""
     folders = package_folders()
     offenders = []
     for path in suite_test_modules():
         groups = package_groups(ast.parse(path.read_text()))
         (group,) = groups if len(groups) == 1 else ("",)
-        if group in folders and path.parent != TESTS / group:
+        if group in folders and path.relative_to(TESTS).parts[0] != group:
             offenders.append(f"{path.relative_to(TESTS)} belongs in tests/{group}/")
     assert not offenders, offenders
 
@@ -94,3 +95,64 @@ def test_test_module_names_are_unique_across_folders() -> None:
     counts = Counter(path.name for path in suite_test_modules())
     duplicates = [name for name, count in counts.items() if count > 1]
     assert not duplicates, f"rename one of each: {duplicates}"
+
+
+def rooms(folder: str) -> set[str]:
+    """The sub-packages of ``neuro_evolution/FOLDER/`` (evaluation's ``episodes``, ``pools``...)."""
+    return {path.parent.name for path in (PACKAGE / folder).glob("*/__init__.py")}
+
+
+def rooms_imported(tree: ast.Module, folder: str) -> set[str]:
+    """The rooms of ``folder`` that ``tree`` imports: ``pools`` for
+    ``neuro_evolution.evaluation.pools.base`` or ``from neuro_evolution.evaluation import
+    pools``."""
+    known, prefix, found = rooms(folder), f"neuro_evolution.{folder}", set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+            if node.module == prefix:
+                names = [f"{prefix}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[:2] == prefix.split(".") and len(parts) > 2 and parts[2] in known:
+                found.add(parts[2])
+    return found
+
+
+def test_test_folders_below_a_package_folder_are_its_rooms() -> None:
+    """``tests/NAME/SUB/`` exists only for a sub-package ``neuro_evolution/NAME/SUB/``."""
+    offenders = [
+        str(path.relative_to(TESTS))
+        for name in package_folders()
+        for path in (TESTS / name).glob("*/")
+        if path.is_dir() and path.name != "__pycache__" and path.name not in rooms(name)
+    ]
+    assert not offenders, f"name each for a sub-package of its package folder: {offenders}"
+
+
+def test_a_module_in_a_room_folder_imports_that_room() -> None:
+    """A test module in ``tests/NAME/ROOM/`` imports ``neuro_evolution.NAME.ROOM``."""
+    offenders = []
+    for name in package_folders():
+        for room in rooms(name):
+            for path in sorted((TESTS / name / room).glob("test_*.py")):
+                if room not in rooms_imported(ast.parse(path.read_text()), name):
+                    offenders.append(str(path.relative_to(TESTS)))
+    assert not offenders, f"each imports nothing of its room; move it up: {offenders}"
+
+
+def test_a_module_importing_one_room_sits_in_that_rooms_folder() -> None:
+    """A test module of ``tests/NAME/`` whose imports of ``NAME`` all come from one room is in
+    ``tests/NAME/ROOM/``; one that joins several rooms stays in ``tests/NAME/``."""
+    offenders = []
+    for name in package_folders():
+        for path in sorted((TESTS / name).glob("test_*.py")):
+            imported = rooms_imported(ast.parse(path.read_text()), name)
+            if len(imported) == 1:
+                room = imported.pop()
+                offenders.append(f"{path.relative_to(TESTS)} belongs in tests/{name}/{room}/")
+    assert not offenders, offenders

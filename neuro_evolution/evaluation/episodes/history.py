@@ -28,9 +28,9 @@ instead (~0.01 s): the same episodes as ALE's own seeded reset, bit for bit. A p
 
 ``EnvironmentConfig.make`` applies :func:`history_free`, so it holds for every process that
 makes an env (runner, mp and Dask workers, each sub-env of a lockstep vector env, validation,
-replay). ``tests/evaluation/test_env_history.py`` audits every shipped config's env and each
-pixel env family (ALE, MinAtar): an episode played after other episodes equals the same episode in a
-fresh env, bit for bit.
+replay). ``tests/evaluation/episodes/test_env_history.py`` audits every shipped config's env and
+each pixel env family (ALE, MinAtar): an episode played after other episodes equals the same
+episode in a fresh env, bit for bit.
 """
 
 from __future__ import annotations
