@@ -21,7 +21,7 @@ from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episodes.history import FreshBox2DWorld, FreshMinAtarGame
 from neuro_evolution.run.experiment import Experiment
 
-CONFIGS = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.json"))
+CONFIGS = sorted((Path(__file__).resolve().parents[3] / "configs").glob("*.json"))
 GYMNASIUM_CONFIGS = [  # a PBT config's env is its experiment's, a shipped config of its own
     path
     for path in CONFIGS

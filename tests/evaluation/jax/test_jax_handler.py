@@ -39,7 +39,7 @@ from neuro_evolution.evaluation.pools.sequential import SequentialHandler  # noq
 from neuro_evolution.optimizers.novelty import NoveltyConfig  # noqa: E402
 from neuro_evolution.run.experiment import Experiment  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def spec_for(env_id: str, **rules: Any) -> RunnerSpec:
