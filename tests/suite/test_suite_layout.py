@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -36,24 +37,25 @@ def suite_test_modules() -> list[Path]:
     return sorted(TESTS.rglob("test_*.py"))
 
 
+def imported_names(tree: ast.Module) -> Iterator[str]:
+    """Every dotted name an absolute import of ``tree`` reaches: ``M`` for ``import M``,
+    ``M.NAME`` for each NAME of ``from M import NAME`` (a submodule or an attribute of M)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+
+
 def package_groups(tree: ast.Module) -> set[str]:
     """What ``tree`` imports of the package, one name per top-level part: ``brains`` for
     ``neuro_evolution.brains.ctrnn``, ``train`` for ``neuro_evolution.train``, each imported
     name for ``from neuro_evolution import NAME``, ``neuro_evolution`` for the package alone."""
     groups = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module]
-            if node.module == "neuro_evolution":
-                names = [f"neuro_evolution.{alias.name}" for alias in node.names]
-        else:
-            continue
-        for name in names:
-            parts = name.split(".")
-            if parts[0] == "neuro_evolution":
-                groups.add(parts[1] if len(parts) > 1 else parts[0])
+    for name in imported_names(tree):
+        parts = name.split(".")
+        if parts[0] == "neuro_evolution":
+            groups.add(parts[1] if len(parts) > 1 else parts[0])
     return groups
 
 
@@ -106,20 +108,11 @@ def rooms_imported(tree: ast.Module, folder: str) -> set[str]:
     """The rooms of ``folder`` that ``tree`` imports: ``pools`` for
     ``neuro_evolution.evaluation.pools.base`` or ``from neuro_evolution.evaluation import
     pools``."""
-    known, prefix, found = rooms(folder), f"neuro_evolution.{folder}", set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module]
-            if node.module == prefix:
-                names = [f"{prefix}.{alias.name}" for alias in node.names]
-        else:
-            continue
-        for name in names:
-            parts = name.split(".")
-            if parts[:2] == prefix.split(".") and len(parts) > 2 and parts[2] in known:
-                found.add(parts[2])
+    known, found = rooms(folder), set()
+    for name in imported_names(tree):
+        parts = name.split(".")
+        if parts[:2] == ["neuro_evolution", folder] and len(parts) > 2 and parts[2] in known:
+            found.add(parts[2])
     return found
 
 
