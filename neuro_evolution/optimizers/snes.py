@@ -4,17 +4,25 @@ Schaul, Glasmachers, Schmidhuber (2011), "High dimensions and heavy tails for na
 strategies" (GECCO); Wierstra, Schaul, Glasmachers, Sun, Peters, Schmidhuber (2014), "Natural
 evolution strategies", JMLR 15, Algorithm 6 (SNES) with the default population and learning
 rates of their Table 1. Reference implementation: evosax's ``SNES``.
+
+With ``restart_every_generations`` the search starts afresh (center ``center_init``, stdev
+``stdev_init``, the generator running on) every that many generations, as CMA-ES's option of
+that name does: a periodic restart (the simplest restart rule of Auger & Hansen 2005, without
+their population growth). The run then stands behind the new center.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from math import floor, log, sqrt
+from typing import Any
 
 import numpy as np
 
 from neuro_evolution.core.schema import config_class, option
 from neuro_evolution.optimizers.base import OPTIMIZERS, OptimizerConfig
 from neuro_evolution.optimizers.gaussian import GaussianSearch, center_init_option
+from neuro_evolution.optimizers.rng import state_scalar
 from neuro_evolution.optimizers.shaping import nes_utilities
 
 NAME = "SNES"
@@ -36,6 +44,12 @@ class SnesConfig(OptimizerConfig):
         None,
         doc="eta_sigma, step size of the log-stdev update (null: (3 + ln G) / (5 sqrt G))",
         gt=0,
+    )
+    restart_every_generations: int | None = option(
+        None,
+        doc="start a fresh search (center_init, stdev_init; the generator runs on) every this"
+        " many generations; the run then stands behind the new center. null: never",
+        ge=1,
     )
 
     def population_for(self, genome_size: int) -> int:
@@ -80,6 +94,8 @@ class Snes(GaussianSearch):
         super().__init__(config, genome_size, seed, config.population_for(max(genome_size, 1)))
         self.stdev = np.full(genome_size, config.stdev_init)
         self._eta_stdev = config.stdev_rate_for(max(genome_size, 1))
+        self.restarts = 0  # fresh starts so far
+        self.restart_generation = 0  # the generation count at the last fresh start
 
     def _sample(self, rng: np.random.Generator) -> np.ndarray:
         return rng.standard_normal((self.population_size, self.genome_size))
@@ -92,4 +108,21 @@ class Snes(GaussianSearch):
             self.stdev,
             self.config.center_learning_rate,
             self._eta_stdev,
+        )
+        every = self.config.restart_every_generations
+        if every is not None and self.generation + 1 - self.restart_generation >= every:
+            self.mean = np.full(self.genome_size, float(self.config.center_init))
+            self.stdev = np.full(self.genome_size, self.config.stdev_init)
+            self.restarts += 1
+            self.restart_generation = self.generation + 1
+
+    def _extra_state(self) -> dict[str, Any]:
+        """The restarts so far and the generation of the latest."""
+        return {"restarts": self.restarts, "restart_generation": self.restart_generation}
+
+    def _load_extra_state(self, state: Mapping[str, Any]) -> None:
+        """Restore the restart count (a state written before restarts existed has none: 0)."""
+        self.restarts = int(state_scalar(state, "restarts")) if "restarts" in state else 0
+        self.restart_generation = (
+            int(state_scalar(state, "restart_generation")) if "restart_generation" in state else 0
         )

@@ -298,6 +298,43 @@ def test_snes_tell_follows_the_natural_gradient_equations() -> None:
     assert np.allclose(optimizer.state()["stdev"], new_sigma, rtol=1e-12)
 
 
+def snes_run(section: dict[str, Any], generations: int, resume_at: int | None = None):
+    """(center and stdev after each tell, final optimizer) of SNES on a shifted sphere; with
+    ``resume_at`` the optimizer is rebuilt from its state() after that many tells."""
+    optimizer, centers = make(section, 4, seed=3), []
+    for generation in range(generations):
+        if generation == resume_at:
+            saved = optimizer.state()
+            optimizer = make(section, 4, seed=99)
+            optimizer.load_state(saved)
+        genomes = optimizer.ask()
+        optimizer.tell(Evaluations(-np.sum((genomes - 2.0) ** 2, axis=1), HallOfFame(1, 4)))
+        centers.append(np.concatenate([optimizer.center(), optimizer.state()["stdev"]]))
+    return centers, optimizer
+
+
+def test_snes_restart_every_generations_starts_afresh_and_resumes_exactly() -> None:
+    """With restart_every_generations: 3, tells 3 and 6 leave the initial center and stdev
+    (the generator runs on, so the next search differs); before that the run equals one without
+    restarts, and a run resumed from state() after tell 4 equals the straight run."""
+    section = {"type": "SNES", "stdev_init": 0.5, "center_init": 0.25}
+    restarting = {**section, "restart_every_generations": 3}
+    plain, _ = snes_run(section, 7)
+    straight, optimizer = snes_run(restarting, 7)
+    for k in (0, 1):
+        assert np.array_equal(straight[k], plain[k])
+    for k in (2, 5):  # after tells 3 and 6
+        assert np.array_equal(straight[k], [0.25] * 4 + [0.5] * 4)
+    assert not np.array_equal(straight[3], plain[0])  # a new search, not a replay of the first
+    assert optimizer.restarts == 2 and optimizer.state()["restart_generation"] == 6
+    resumed, _ = snes_run(restarting, 7, resume_at=4)
+    assert all(np.array_equal(a, b) for a, b in zip(resumed, straight))
+    older = {k: v for k, v in optimizer.state().items() if not k.startswith("restart")}
+    loaded = make(section, 4, seed=3)
+    loaded.load_state(older)  # a checkpoint written before SNES had restarts
+    assert loaded.restarts == 0 and np.array_equal(loaded.center(), optimizer.center())
+
+
 def test_nes_utilities_favour_the_better_half_sum_to_zero_and_share_ties() -> None:
     """Utilities fall with rank, are equal (-1/lambda) for the worse half, sum to 0, and tied
     fitness values get the mean utility of their ranks."""
