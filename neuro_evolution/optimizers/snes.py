@@ -7,8 +7,8 @@ rates of their Table 1. Reference implementation: evosax's ``SNES``.
 
 With ``restart_every_generations`` the search starts afresh (center ``center_init``, stdev
 ``stdev_init``, the generator running on) every that many generations, as CMA-ES's option of
-that name does: a periodic restart (the simplest restart rule of Auger & Hansen 2005, without
-their population growth). The run then stands behind the new center.
+that name does: a periodic restart with the same population (no IPOP growth). The run then
+stands behind the new center.
 """
 
 from __future__ import annotations
