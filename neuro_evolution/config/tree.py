@@ -47,6 +47,13 @@ class ExperimentConfig(ConfigBase):
     environment: EnvironmentConfig = option(doc="the Gymnasium environment")
     random_seed: int = option(0, doc="seed of every random choice of the run", ge=0, lt=2**32)
     number_generations: int = option(doc="generations to run", ge=1)
+    max_env_steps: int | None = option(
+        None,
+        doc="training env-step budget: the run ends (validated) after the generation whose "
+        "training env steps reach it, or at number_generations if that comes first; null: "
+        "number_generations alone",
+        ge=1,
+    )
     optimizer: OptimizerConfig = option(
         doc="evolution strategy: {type: a registered optimizer, ...} (sections below)"
     )

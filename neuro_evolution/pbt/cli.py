@@ -79,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def check_schedule(config: ExperimentConfig, section: PbtConfig) -> None:
-    """Every interval must end with a validation, and the run length hold whole intervals."""
+    """Every interval must end with a validation, and the run length (number_generations, no
+    env-step budget) hold whole intervals."""
     interval = section.interval
     if config.validation is None:
         raise ConfigError(
@@ -100,6 +101,12 @@ def check_schedule(config: ExperimentConfig, section: PbtConfig) -> None:
             f"{interval} is not a multiple of validation.every_generations {every}: every "
             f"interval must end with a validation; use {interval - interval % every} or "
             f"{interval - interval % every + every}",
+        )
+    if config.max_env_steps is not None:
+        raise ConfigError(
+            "max_env_steps",
+            "a PBT runs every member for number_generations, interval by interval; set "
+            "max_env_steps to null and give the length as number_generations",
         )
     generations = config.number_generations
     if generations % interval:

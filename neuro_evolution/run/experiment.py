@@ -279,10 +279,22 @@ class Experiment:
 
     @property
     def done(self) -> bool:
-        """Whether ``number_generations`` generations have run or validation reached its target
-        (unless ``train_past_target``: a solved run extended with ``--generations``)."""
+        """Whether ``number_generations`` generations have run, the training env steps reached
+        ``max_env_steps``, or validation reached its target (unless ``train_past_target``: a
+        solved run extended with ``--generations``)."""
         solved = self.solved is not None and not self.train_past_target
-        return self.generation >= self.config.number_generations or solved
+        spent = self.budget_spent(self.env_steps_total)
+        return self.generation >= self.config.number_generations or spent or solved
+
+    @property
+    def env_steps_total(self) -> int:
+        """Training env steps of the generations logged so far."""
+        return self.log[-1].env_steps_total if self.log else 0
+
+    def budget_spent(self, env_steps_total: int) -> bool:
+        """Whether ``env_steps_total`` training env steps reach ``max_env_steps`` (if set)."""
+        budget = self.config.max_env_steps
+        return budget is not None and env_steps_total >= budget
 
     @property
     def solved(self) -> LogRow | None:
@@ -329,14 +341,17 @@ class Experiment:
         if message is not None:
             warnings.warn(message, PerformanceWarning, stacklevel=3)
 
-    def validation_due(self) -> bool:
-        """Whether the generation just completed is followed by a validation."""
+    def validation_due(self, env_steps_total: int) -> bool:
+        """Whether the generation just completed, which brought the training env steps to
+        ``env_steps_total``, is followed by a validation (every ``every_generations``, and the
+        run's last generation)."""
         section = self.config.validation
         if section is None:
             return False
         return (
             self.generation % section.every_generations == 0
             or self.generation >= self.config.number_generations
+            or self.budget_spent(env_steps_total)
         )
 
     def validation_request(self, candidate: Candidate) -> EvaluationRequest:
@@ -423,14 +438,15 @@ class Experiment:
         started = time.perf_counter()
         results = yield request
         fitness = self.tell(request, results, time.perf_counter() - started)
+        env_steps = int(sum(r.steps for r in results))
         generation = self.generation
         self.generation += 1
         candidate = self.candidate()
         score = None
-        if self.validation_due():
+        if self.validation_due(self.env_steps_total + env_steps):
             validation = yield self.validation_request(candidate)
             score = ValidationScore.from_results(self.generation, validation)
-        row = self.log_row(generation, fitness, int(sum(r.steps for r in results)), score)
+        row = self.log_row(generation, fitness, env_steps, score)
         self.log.append(row)
         self.write_generation(candidate.with_score(score), score)
         for hook in self.after_generation:
@@ -480,7 +496,7 @@ class Experiment:
             generation=generation,
             evaluations=len(fitness),
             env_steps=env_steps,
-            env_steps_total=(self.log[-1].env_steps_total if self.log else 0) + env_steps,
+            env_steps_total=self.env_steps_total + env_steps,
             fitness_min=float(fitness.min()),
             fitness_mean=float(fitness.mean()),
             fitness_max=float(fitness.max()),

@@ -9,7 +9,8 @@ Checks, in order, each a one-line :class:`ResumeError` or :class:`ResumeWarning`
 library versions differ (warning each); latest checkpoint missing (refused); a corrupted
 checkpoint (unreadable, wrong keys, SHA-256 mismatch) falls back to the previous one (warning);
 ``config.json`` changed against the checkpoint's resolved config (refused, listing the changed
-keys; ``number_generations`` and the ``evaluation`` section may change); the status file's config
+keys; ``number_generations``, ``max_env_steps``, ``observers`` and the ``evaluation`` section
+may change); the status file's config
 hash does not match (refused); the restored template differs from a fresh one (warning).
 """
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -50,6 +51,9 @@ from neuro_evolution.run.status import (
     warn_about_versions,
 )
 from neuro_evolution.support.errors import ConfigError, ResumeError
+
+Keep = Literal["keep"]
+KEEP: Keep = "keep"  # an override left out: the run's own value stays
 
 
 def changed_keys(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
@@ -117,6 +121,7 @@ def resumed_config(
     status: dict[str, Any],
     number_generations: int | None,
     evaluation: Mapping[str, Any] | None,
+    max_env_steps: int | None | Keep = KEEP,
 ) -> ExperimentConfig:
     """The run's config after checking it against the checkpoint, with the allowed overrides."""
     data = read_run_config(run_dir)
@@ -124,11 +129,14 @@ def resumed_config(
     if changed:
         raise ResumeError(
             f"{run_dir / CONFIG_FILE}: changed since the checkpoint ({', '.join(changed)}); a "
-            "resume may only change number_generations (--generations), observers and the "
-            "evaluation section (--handler, --workers, ...): undo the change or start a new run"
+            "resume may only change number_generations (--generations), max_env_steps, "
+            "observers and the evaluation section (--handler, --workers, ...): undo the change "
+            "or start a new run"
         )
     if number_generations is not None:
         data["number_generations"] = number_generations
+    if max_env_steps != KEEP:
+        data["max_env_steps"] = max_env_steps
     data["evaluation"] = {**data["evaluation"], **(evaluation or {})}
     config = parse_config(data)
     if run_config_hash(config) != status["config_hash"]:
@@ -189,10 +197,12 @@ def resume_experiment(
     evaluation: Mapping[str, Any] | None = None,
     quiet: bool = True,
     should_stop: Callable[[], bool] | None = None,
+    max_env_steps: int | None | Keep = KEEP,
 ) -> Experiment:
     """An experiment continuing ``run_dir`` exactly where its latest usable checkpoint left it.
 
-    ``number_generations`` extends (or sets) the run's end; ``evaluation`` overrides fields of
+    ``number_generations`` extends (or sets) the run's end, ``max_env_steps`` its env-step
+    budget (None: none; default: the run's own); ``evaluation`` overrides fields of
     the evaluation section (or pass a ready ``handler``). The experiment writes into ``run_dir``
     and checkpoints as before; ``experiment.done`` is already true for a finished run.
     """
@@ -209,7 +219,14 @@ def resume_experiment(
     lock = RunLock.acquire(run_dir)  # before anything is read: one writer per run
     try:
         return continue_run(
-            run_dir, lock, number_generations, handler, evaluation, quiet, should_stop
+            run_dir,
+            lock,
+            number_generations,
+            handler,
+            evaluation,
+            quiet,
+            should_stop,
+            max_env_steps,
         )
     except BaseException:
         lock.release()
@@ -224,12 +241,15 @@ def continue_run(
     evaluation: Mapping[str, Any] | None,
     quiet: bool,
     should_stop: Callable[[], bool] | None,
+    max_env_steps: int | None | Keep = KEEP,
 ) -> Experiment:
     """:func:`resume_experiment` once ``run_dir`` is locked (``lock`` goes to the experiment)."""
     status = read_status(run_dir)
     warn_about_versions(status)
     checkpoint, entries = load_latest_checkpoint(run_dir, status)
-    config = resumed_config(run_dir, checkpoint, status, number_generations, evaluation)
+    config = resumed_config(
+        run_dir, checkpoint, status, number_generations, evaluation, max_env_steps
+    )
     experiment = Experiment(config, handler=handler, quiet=quiet)
     try:
         restore(experiment, checkpoint)

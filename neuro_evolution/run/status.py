@@ -33,7 +33,7 @@ from neuro_evolution.support.errors import ResumeError, ResumeWarning
 
 STATUS_FILE = "training_status.json"
 STATUS_FORMAT_VERSION = 1
-CONFIG_HASH_IGNORES = ("evaluation", "number_generations", "observers")
+CONFIG_HASH_IGNORES = ("evaluation", "number_generations", "max_env_steps", "observers")
 STATUS_FIELDS = (
     "format_version",
     "versions",

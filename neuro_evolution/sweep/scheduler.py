@@ -122,6 +122,7 @@ class Sweep:
                 number_generations=plan.config.number_generations,
                 handler=handler,
                 should_stop=self.should_stop,
+                max_env_steps=plan.config.max_env_steps,
             )
             experiment.train_past_target = self.train_past_target
             if experiment.done:
