@@ -14,7 +14,11 @@ Cells (one optimizer on one task, seeds 1-3 by default):
 - POPGym RepeatFirstEasy: the held-out validation mean (100 episodes, every 10 generations)
   last measured within 1M training env steps (40 genomes x 2 episodes x 51 steps reach it
   at generation 245 of 250).
-- Breakout-MinAtar on the jax handler: the held-out validation mean at 20M training env steps.
+- Breakout-MinAtar on the jax handler: the held-out validation mean (30 episodes, every 50
+  generations) last measured within 20M training env steps.
+
+A run of a cell whose budget is in env steps ends with the generation that spends it
+(``max_env_steps``), whatever its generation cap.
 
 An episode task's cell is a sweep (``python -m neuro_evolution.sweep``) of the task's shipped
 config with its optimizer section replaced: it runs on the handler the sweep is given (the
@@ -167,7 +171,7 @@ TASKS: list[BbobTask | EpisodeTask] = [
         20_000_000,
         64,
         0.05,
-        1000,
+        5000,
         handler="jax",
     ),  # fmt: skip
 ]
@@ -243,10 +247,13 @@ def run_bbob(name: str, task: BbobTask, seeds: list[int], out: Path, compute: bo
 
 # --- episode cells -----------------------------------------------------------------------------
 def cell_config(name: str, task: EpisodeTask, genes: int) -> dict[str, Any]:
-    """The task's shipped config with ``name``'s optimizer section and the task's generations."""
+    """The task's shipped config with ``name``'s optimizer section, the task's generations and,
+    where the budget is in env steps, ``max_env_steps``."""
     data = json.loads((ROOT / "configs" / task.config).read_text())
     data["optimizer"] = section(name, task, genes)
     data["number_generations"] = task.generations
+    if task.measure != "evaluations":  # the run ends with the generation that spends the budget
+        data["max_env_steps"] = task.budget
     if task.target is not None:
         data["validation"] = {**data.get("validation", {}), "target": task.target}
     if task.validate_every is not None:
