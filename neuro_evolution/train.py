@@ -114,8 +114,9 @@ def start_workers(experiment: Experiment) -> None:
 
 def summary_lines(summary: RunSummary) -> list[str]:
     """The end-of-run report: held-out validation first, the training maximum only as such."""
+    budget = f" (reached max_env_steps {summary.budget})" if summary.budget_spent else ""
     lines = [
-        f"done: {summary.generations} generations, {summary.env_steps} env steps in "
+        f"done: {summary.generations} generations, {summary.env_steps} env steps{budget} in "
         f"{summary.wall_time:.1f} s"
     ]
     lines += summary.handler_statistics.summary_lines()  # e.g. the jax handler's compilations

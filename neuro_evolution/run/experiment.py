@@ -582,6 +582,7 @@ class Experiment:
             handler_statistics=self.handler.statistics(),
             solved=None if solved is None else ValidatedGeneration.from_row(solved),
             metrics=self.log[-1].metrics if self.log else (),
+            budget=self.config.max_env_steps,
         )
 
     def close(self, failing: bool = False) -> None:

@@ -52,3 +52,9 @@ class RunSummary:
     solved: ValidatedGeneration | None  # the first validation that reached the target
     # the optimizer's own log columns of the last generation (QD: coverage, qd_score, qd_best)
     metrics: tuple[tuple[str, float], ...] = ()
+    budget: int | None = None  # max_env_steps
+
+    @property
+    def budget_spent(self) -> bool:
+        """Whether the run's training env steps reached its ``max_env_steps``."""
+        return self.budget is not None and self.env_steps >= self.budget

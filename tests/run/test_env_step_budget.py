@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import pbt_config_data, small_config, write_json
 
+from neuro_evolution import train
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.pbt import cli as pbt_cli
 from neuro_evolution.run.directory import read_log
@@ -130,3 +131,14 @@ def test_a_pbt_config_with_a_budget_is_refused_in_one_line(tmp_path: Path, capsy
 def test_a_budget_below_one_is_refused() -> None:
     with pytest.raises(ConfigError, match="max_env_steps"):
         parse_config(budget_config(0))
+
+
+def test_train_says_the_budget_ended_the_run(tmp_path: Path, capsys) -> None:
+    """The end-of-run report names the budget when it ended the run, and only then."""
+    budget = straight_log(None)[1]["env_steps_total"]
+    ended = write_json(tmp_path / "ended.json", budget_config(budget))
+    assert train.main([str(ended), "--out", str(tmp_path / "ended"), "--quiet"]) == 0
+    assert f"(reached max_env_steps {budget})" in capsys.readouterr().out
+    unspent = write_json(tmp_path / "unspent.json", budget_config(10**9, generations=2))
+    assert train.main([str(unspent), "--out", str(tmp_path / "unspent"), "--quiet"]) == 0
+    assert "max_env_steps" not in capsys.readouterr().out
