@@ -5,9 +5,10 @@ at start-up is checked before a run directory is created: the config, the env id
 the env's spaces, a dry run of one env step, and the rest of the start-up checks
 (:mod:`neuro_evolution.run.start_up`, the same for sweep, pbt and library use).
 
-``python -m neuro_evolution.train --resume RUN_DIR [--generations N] [--handler ...]`` continues
-a run exactly from its latest checkpoint (see :mod:`neuro_evolution.run.resume`). Resuming a run
-that already reached its ``number_generations`` prints so and exits 0 without training.
+``python -m neuro_evolution.train --resume RUN_DIR [--generations N] [--max-env-steps N]
+[--handler ...]`` continues a run exactly from its latest checkpoint (see
+:mod:`neuro_evolution.run.resume`). Resuming a run that already reached its
+``number_generations`` or ``max_env_steps`` prints so and exits 0 without training.
 
 Stopping: during training, the first SIGINT (Ctrl-C) or SIGTERM lets the current generation
 finish, writes a checkpoint and exits with 128 + the signal number (130 for SIGINT, 143 for
@@ -24,6 +25,7 @@ traceback goes to ``failure.txt`` in the run directory.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shutil
 import sys
 import traceback
@@ -49,7 +51,7 @@ from neuro_evolution.run.checkpoint import TrainingStopped, checkpointer_of
 from neuro_evolution.run.directory import new_run_directory
 from neuro_evolution.run.experiment import Experiment
 from neuro_evolution.run.lock import RunLock
-from neuro_evolution.run.resume import resume_experiment
+from neuro_evolution.run.resume import KEEP, resume_experiment
 from neuro_evolution.run.summary import RunSummary
 from neuro_evolution.support.atomic import atomic_write_text
 from neuro_evolution.support.console import plural
@@ -86,6 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
         "evaluation handler (default: the config's evaluation.handler)",
         "override number_generations (with --resume: extend the run to N generations)",
     )
+    parser.add_argument(
+        "--max-env-steps",
+        type=int,
+        metavar="N",
+        help="override max_env_steps, the training env-step budget (with --resume: train on "
+        "to N env steps)",
+    )
     return parser
 
 
@@ -95,6 +104,8 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         parser.error("give exactly one of CONFIG (a new run) or --resume RUN_DIR (continue a run)")
     if args.resume is not None and args.out is not None:
         parser.error("--out cannot be used with --resume: a run continues in its own directory")
+    if args.max_env_steps is not None and args.max_env_steps < 1:
+        parser.error(f"--max-env-steps must be >= 1, got {args.max_env_steps}")
 
 
 def start_workers(experiment: Experiment) -> None:
@@ -228,6 +239,13 @@ def finished_line(experiment: Experiment, run_dir: Path) -> str:
         experiment.config.number_generations,
         experiment.solved,
     )
+    budget = experiment.config.max_env_steps
+    if generation < total and experiment.budget_spent(experiment.env_steps_total):
+        return (
+            f"{run_dir}: the run stopped after generation {generation} because its "
+            f"{experiment.env_steps_total} training env steps reached max_env_steps {budget}; "
+            f"pass --max-env-steps N (N > {experiment.env_steps_total}) to train on"
+        )
     if generation < total and solved is not None and solved.validation_mean is not None:
         target = experiment.config.validation.target if experiment.config.validation else None
         return (
@@ -251,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def train() -> int:
         config = apply_overrides(load_config(args.config), args)
+        if args.max_env_steps is not None:
+            config = dataclasses.replace(config, max_env_steps=args.max_env_steps)
         experiment = Experiment(config, quiet=args.quiet)  # validates, builds, dry-runs
         run_dir = lock = None
         try:
@@ -284,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
                 evaluation=evaluation_overrides(args),
                 quiet=args.quiet,
                 should_stop=request.requested,
+                max_env_steps=KEEP if args.max_env_steps is None else args.max_env_steps,
             )
         lock = RunLock.acquire(run_dir, PROGRAM)  # a second share: held past experiment.close
         try:

@@ -142,3 +142,25 @@ def test_train_says_the_budget_ended_the_run(tmp_path: Path, capsys) -> None:
     unspent = write_json(tmp_path / "unspent.json", budget_config(10**9, generations=2))
     assert train.main([str(unspent), "--out", str(tmp_path / "unspent"), "--quiet"]) == 0
     assert "max_env_steps" not in capsys.readouterr().out
+
+
+def test_train_resume_with_a_larger_budget_trains_on_to_it(tmp_path: Path, capsys) -> None:
+    """A run ended by its budget: resuming it says why it ended and which option continues it;
+    ``--max-env-steps`` on the command line trains it on to the larger budget, as a run given
+    that budget from the start (and a new run takes the option over the config's value)."""
+    unlimited = straight_log(None)
+    small, large = unlimited[1]["env_steps_total"], unlimited[5]["env_steps_total"]
+    config = write_json(tmp_path / "c.json", budget_config(small))
+    run_dir = tmp_path / "run"
+    assert train.main([str(config), "--out", str(run_dir), "--quiet"]) == 0
+    capsys.readouterr()
+    assert train.main(["--resume", str(run_dir), "--quiet"]) == 0
+    said = capsys.readouterr().out
+    assert f"reached max_env_steps {small}" in said and "--max-env-steps N" in said
+    resumed = ["--resume", str(run_dir), "--quiet", "--max-env-steps", str(large)]
+    assert train.main(resumed) == 0
+    straight = tmp_path / "straight"
+    new = [str(config), "--out", str(straight), "--quiet", "--max-env-steps", str(large)]
+    assert train.main(new) == 0
+    assert len(read_log(run_dir / "log.csv")) == len(read_log(straight / "log.csv")) == 6
+    assert json.loads((run_dir / "config.json").read_text())["max_env_steps"] == large
