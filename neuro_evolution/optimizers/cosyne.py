@@ -19,8 +19,10 @@ of n genes, and each gene's m values X_i form one subpopulation. Every generatio
    ``all`` marks every survivor as the basic CoSyNE does, and a generation of equal fitness
    marks all), and the marked values are shuffled among their own positions in X_i.
 
-Choices where the paper leaves room: l = the size of the top quarter (the worst quarter is
-replaced), and offspring are not permuted (they are evaluated as recombination made them).
+Choices where the paper leaves room: l (``offspring``; default the size of the top quarter, so
+the worst quarter is replaced), and offspring are not permuted (they are evaluated as
+recombination made them). l matters on the double pole without velocities
+(docs/benchmarks/matrix.md).
 The paper's f(x_ij) is min-max scaled fitness, not rank: ``marking: fitness`` is the default.
 The best genome is never marked (p = 0), so it survives whole into the next generation.
 CoSyNE has no search distribution: :meth:`center` is the best genome of the latest generation
@@ -77,6 +79,12 @@ class CosyneConfig(OptimizerConfig):
     mutation_scale: float = option(
         0.3, doc="scale of the mutation noise (Cauchy scale or Gaussian stdev)", gt=0
     )
+    offspring: int | None = option(
+        None,
+        doc="l: offspring bred from the top quarter each generation, replacing the l least fit"
+        " (null: as many as the top quarter holds); at most population_size - 1",
+        ge=1,
+    )
     marking: Marking = option(
         "fitness",
         doc="permutation marking: fitness (the paper's p = 1 - u^(1/n), u min-max scaled"
@@ -90,11 +98,22 @@ class CosyneConfig(OptimizerConfig):
                 join(path, "initial_gene_range"),
                 f"must be [low, high] with low < high, got {[low, high]}",
             )
+        if self.offspring is not None and self.offspring >= self.population_size:
+            raise ConfigError(
+                join(path, "offspring"),
+                f"must be below population_size ({self.population_size}) so that a genome "
+                f"survives, got {self.offspring}",
+            )
 
     @property
     def parents(self) -> int:
-        """The top quarter, ceil(m / 4), at least 2; also l, the offspring per generation."""
+        """The top quarter, ceil(m / 4), at least 2."""
         return max(2, ceil(self.population_size / 4))
+
+    @property
+    def offspring_count(self) -> int:
+        """l, the offspring per generation: ``offspring``, or the size of the top quarter."""
+        return self.offspring if self.offspring is not None else self.parents
 
 
 def marking_probabilities(fitness: np.ndarray, genes: int, marking: Marking) -> np.ndarray:
@@ -160,13 +179,13 @@ class Cosyne(Optimizer):
         """The best genome of the latest generation told (None before the first tell)."""
         return self._generation_best[0].copy() if len(self._generation_best) else None
 
-    def _offspring(self, parents: np.ndarray) -> np.ndarray:
-        """l children of the sorted top-quarter ``parents``: one-point crossover of random
-        pairs, then mutation (draws in that order)."""
-        count, n = len(parents), self.genome_size
+    def _offspring(self, parents: np.ndarray, count: int) -> np.ndarray:
+        """``count`` children of the sorted top-quarter ``parents``: one-point crossover of
+        random pairs, then mutation (draws in that order)."""
+        n = self.genome_size
         children = np.empty((count, n))
         for k in range(0, count, 2):
-            first, second = parents[self._rng.choice(count, 2, replace=False)]
+            first, second = parents[self._rng.choice(len(parents), 2, replace=False)]
             cut = int(self._rng.integers(1, n)) if n > 1 else n
             children[k] = np.concatenate([first[:cut], second[cut:]])
             if k + 1 < count:
@@ -184,9 +203,9 @@ class Cosyne(Optimizer):
         order = np.argsort(-fitness, kind="stable")
         ranked, ranked_fitness = self._population[order], fitness[order]
         self._generation_best = ranked[:1].copy()
-        l_count = self.config.parents
+        l_count = self.config.offspring_count
         survivors = self.population_size - l_count
-        children = self._offspring(ranked[:l_count])
+        children = self._offspring(ranked[: self.config.parents], l_count)
         probability = marking_probabilities(ranked_fitness, self.genome_size, self.config.marking)
         shape = (survivors, self.genome_size)
         marked = self._rng.random(shape) < probability[:survivors, None]

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
 from neuro_evolution.optimizers.base import Evaluations
 from neuro_evolution.optimizers.cosyne import Cosyne, marking_probabilities, permute_marked
@@ -57,17 +58,23 @@ def test_marked_values_are_shuffled_among_the_marked_places_in_key_order() -> No
 
 
 def walked_generation(
-    population: np.ndarray, fitness: np.ndarray, rng: np.random.Generator, marking: str
+    population: np.ndarray,
+    fitness: np.ndarray,
+    rng: np.random.Generator,
+    marking: str,
+    offspring: int | None = None,
 ) -> np.ndarray:
-    """One generation of Fig. 2 by explicit loops (mutation rate 0, so only its draws)."""
+    """One generation of Fig. 2 by explicit loops (mutation rate 0, so only its draws); l is
+    ``offspring``, or the size of the top quarter."""
     m, n = population.shape
     order = sorted(range(m), key=lambda j: -fitness[j])  # stable: ties keep ask order
     ranked = [population[j].copy() for j in order]
     ranked_fitness = [fitness[j] for j in order]
-    l_count = max(2, -(-m // 4))  # the top quarter, rounded up
+    top = max(2, -(-m // 4))  # the top quarter, rounded up
+    l_count = top if offspring is None else offspring
     children = []
-    for _ in range(0, l_count, 2):
-        a, b = rng.choice(l_count, 2, replace=False)
+    for _ in range(0, l_count, 2):  # a pair of parents and a cut give two children
+        a, b = rng.choice(top, 2, replace=False)
         cut = int(rng.integers(1, n))
         children.append(np.r_[ranked[a][:cut], ranked[b][cut:]])
         children.append(np.r_[ranked[b][:cut], ranked[a][cut:]])
@@ -113,6 +120,37 @@ def test_one_generation_matches_the_papers_steps_walked_by_hand(marking: str) ->
     worst = population[[1, 7]]
     for gene in range(3):  # the two worst genomes' values are gone from every subpopulation
         assert not np.isin(worst[:, gene], asked[:, gene]).any()
+
+
+@pytest.mark.parametrize("marking", ["fitness", "all"])
+def test_more_offspring_than_the_top_quarter_replace_as_many_of_the_least_fit(
+    marking: str,
+) -> None:
+    """``offspring: 5`` of m = 8: five children of the 2 top-quarter parents (three pairs, the
+    last pair's second child unused) take the places of the 5 least fit, as walked by hand;
+    only the 3 best genomes' values survive."""
+    optimizer = cosyne(
+        3, seed=5, population_size=8, mutation_rate=0.0, marking=marking, offspring=5
+    )
+    population = optimizer.ask()
+    fitness = np.array([0.3, -1.0, 2.5, 0.0, 1.7, -0.2, 0.9, -3.0])
+    twin = np.random.Generator(np.random.PCG64())
+    generator_load_state(twin, optimizer.state(), "generator")
+    expected = walked_generation(population, fitness, twin, marking, offspring=5)
+    optimizer.tell(Evaluations(fitness))
+    asked = optimizer.ask()
+    assert np.array_equal(asked, expected)
+    survivors = population[[2, 4, 6]]  # fitness 2.5, 1.7, 0.9
+    for gene in range(3):  # the three survivors' values are a permutation of the first rows
+        assert sorted(asked[:3, gene]) == sorted(survivors[:, gene])
+
+
+def test_offspring_must_leave_a_survivor() -> None:
+    """l = m would replace every genome: refused in one line naming the field."""
+    with pytest.raises(ConfigError, match="optimizer.offspring: must be below population_size"):
+        OPTIMIZERS.parse_config(
+            {"type": "COSYNE", "population_size": 8, "offspring": 8}, "optimizer"
+        )
 
 
 def test_offspring_genes_come_from_the_two_best_at_one_cut() -> None:
