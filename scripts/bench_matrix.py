@@ -89,6 +89,7 @@ TUNED: dict[tuple[str, str], dict[str, Any]] = {
         "stdev_max_change": 0.2,
     },
     ("CMA_ES", "double_pole"): {"restart_every_generations": 75},
+    ("MA_ES", "breakout"): {"sigma": 0.08},  # configs/minatar_breakout_ma_es_jax.json
     ("PGPE", "repeat_first"): {"max_speed": 0.3},
 }
 
