@@ -425,7 +425,9 @@ def jax_learning(game: str, budget: int) -> None:
     section = config.validation
     assert section is not None
     seeds = validation_seeds(config.random_seed, section.episodes)
-    config = dataclasses.replace(config, number_generations=10**6, validation=None)
+    config = dataclasses.replace(
+        config, number_generations=10**6, max_env_steps=None, validation=None
+    )
     experiment = Experiment(config)
     try:
         experiment.start()

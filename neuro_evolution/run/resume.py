@@ -10,8 +10,8 @@ library versions differ (warning each); latest checkpoint missing (refused); a c
 checkpoint (unreadable, wrong keys, SHA-256 mismatch) falls back to the previous one (warning);
 ``config.json`` changed against the checkpoint's resolved config (refused, listing the changed
 keys; ``number_generations``, ``max_env_steps``, ``observers`` and the ``evaluation`` section
-may change); the status file's config
-hash does not match (refused); the restored template differs from a fresh one (warning).
+may change); the status file's config hash does not match (refused); the restored template
+differs from a fresh one (warning).
 """
 
 from __future__ import annotations
