@@ -52,6 +52,13 @@ from neuro_evolution.optimizers.rng import (
     state_array,
     state_scalar,
 )
+from neuro_evolution.optimizers.state_parts import (
+    asked_rows_state,
+    check_owner,
+    load_asked_rows,
+    load_restart_counters,
+    restart_counters_state,
+)
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 WeightsKind = Literal["superlinear", "linear", "equal"]
@@ -374,7 +381,6 @@ class CmaBase(Optimizer):
     # --- state ---------------------------------------------------------------------------------
     def state(self) -> OptimizerState:
         """Mean, sigma, paths, covariance model, pending steps and Generator state."""
-        asked = self._steps is not None
         schedule: dict[str, Any] = {}
         if self.schedule is not None:
             schedule = {
@@ -386,8 +392,7 @@ class CmaBase(Optimizer):
         return {
             "optimizer": self.NAME,
             "generation": self.generation,
-            "restarts": self.restarts,
-            "restart_generation": self.restart_generation,
+            **restart_counters_state(self.restarts, self.restart_generation),
             "population_size": self.population_size,
             "sigma0": self.sigma0,
             **schedule,
@@ -396,24 +401,17 @@ class CmaBase(Optimizer):
             "ps": self.ps.copy(),
             "pc": self.pc.copy(),
             **self._covariance_state(),
-            "has_asked": asked,
-            "asked_steps": (
-                self._steps.copy() if self._steps is not None else np.zeros((0, self.genome_size))
-            ),
+            **asked_rows_state({"asked_steps": self._steps}, self.genome_size),
             **generator_to_state(self._random, "generator"),
         }
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         """Continue from a :meth:`state` of an optimizer with the same config and genome size."""
-        name = str(state_scalar(state, "optimizer"))
-        if name != self.NAME:
-            raise ValueError(f"optimizer state is for {name!r}, not {self.NAME}")
+        check_owner(state, self.NAME)
         n = self.genome_size
         if self.schedule is not None:
             self._load_schedule_state(state)
-        has_asked = bool(state_scalar(state, "has_asked"))
-        rows = self.population_size if has_asked else 0
-        steps = state_array(state, "asked_steps", np.float64, (rows, n))
+        asked = load_asked_rows(state, ("asked_steps",), self.population_size, n)
         mean = state_array(state, "mean", np.float64, (n,))
         ps = state_array(state, "ps", np.float64, (n,))
         pc = state_array(state, "pc", np.float64, (n,))
@@ -422,12 +420,8 @@ class CmaBase(Optimizer):
         self.mean, self.ps, self.pc = mean, ps, pc
         self.sigma = float(state_scalar(state, "sigma"))
         self.generation = int(state_scalar(state, "generation"))
-        # states saved before restarts existed have neither key: no restart yet
-        self.restarts = int(state_scalar(state, "restarts")) if "restarts" in state else 0
-        self.restart_generation = (
-            int(state_scalar(state, "restart_generation")) if "restart_generation" in state else 0
-        )
-        self._steps = steps if has_asked else None
+        self.restarts, self.restart_generation = load_restart_counters(state)
+        self._steps = None if asked is None else asked[0]
 
     def _load_schedule_state(self, state: Mapping[str, Any]) -> None:
         """The restart schedule, the current search's lambda, sigma0 and stop histories."""

@@ -36,6 +36,11 @@ from neuro_evolution.optimizers.rng import (
     state_scalar,
 )
 from neuro_evolution.optimizers.shaping import FitnessShaping
+from neuro_evolution.optimizers.state_parts import (
+    asked_rows_state,
+    check_owner,
+    load_asked_rows,
+)
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 
@@ -241,37 +246,28 @@ class GaussianSearch(Optimizer):
 
     def state(self) -> OptimizerState:
         """Center, stdev, a pending ask's noise, the generator and the update rule's state."""
-        asked = self._noise is not None
         return {
             "optimizer": self.NAME,
             "generation": self.generation,
             "center": self.mean.copy(),
             "stdev": self.stdev.copy(),
-            "has_asked": asked,
-            "asked_noise": (
-                self._noise.copy() if self._noise is not None else np.zeros((0, self.genome_size))
-            ),
+            **asked_rows_state({"asked_noise": self._noise}, self.genome_size),
             **generator_to_state(self._rng, "generator"),
             **self._extra_state(),
         }
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         """Continue from a :meth:`state` of an optimizer with the same config and genome size."""
-        if str(state_scalar(state, "optimizer")) != self.NAME:
-            raise ValueError(
-                f"optimizer state is for {state_scalar(state, 'optimizer')!r}, not {self.NAME}"
-            )
+        check_owner(state, self.NAME)
         g = self.genome_size
-        has_asked = bool(state_scalar(state, "has_asked"))
-        rows = self.population_size if has_asked else 0
-        noise = state_array(state, "asked_noise", np.float64, (rows, g))
+        asked = load_asked_rows(state, ("asked_noise",), self.population_size, g)
         mean = state_array(state, "center", np.float64, (g,))
         stdev = state_array(state, "stdev", np.float64, (g,))
         generator_load_state(self._rng, state, "generator")
         self._load_extra_state(state)
         self.mean, self.stdev = mean, stdev
         self.generation = int(state_scalar(state, "generation"))
-        self._noise = noise if has_asked else None
+        self._noise = None if asked is None else asked[0]
 
 
 class MirroredSearch(GaussianSearch):

@@ -46,6 +46,13 @@ from neuro_evolution.optimizers.rng import (
     state_array,
     state_scalar,
 )
+from neuro_evolution.optimizers.state_parts import (
+    asked_rows_state,
+    check_owner,
+    load_asked_rows,
+    load_restart_counters,
+    restart_counters_state,
+)
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 NAME = "MA_ES"
@@ -164,32 +171,23 @@ class MatrixAdaptation(Optimizer):
     # --- state ---------------------------------------------------------------------------------
     def state(self) -> OptimizerState:
         """Mean, sigma, s, the transformation, the pending z and d, and the Generator."""
-        empty = np.zeros((0, self.genome_size))
         return {
             "optimizer": self.NAME,
             "generation": self.generation,
-            "restarts": self.restarts,
-            "restart_generation": self.restart_generation,
+            **restart_counters_state(self.restarts, self.restart_generation),
             "mean": self.mean.copy(),
             "sigma": self.sigma,
             "s": self.s.copy(),
             **self._transformation_state(),
-            "has_asked": self._z is not None,
-            "asked_z": empty if self._z is None else self._z.copy(),
-            "asked_d": empty if self._d is None else self._d.copy(),
+            **asked_rows_state({"asked_z": self._z, "asked_d": self._d}, self.genome_size),
             **generator_to_state(self._random, "generator"),
         }
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         """Continue from a :meth:`state` of an optimizer with the same config and genome size."""
-        name = str(state_scalar(state, "optimizer"))
-        if name != self.NAME:
-            raise ValueError(f"optimizer state is for {name!r}, not {self.NAME}")
+        check_owner(state, self.NAME)
         n = self.genome_size
-        has_asked = bool(state_scalar(state, "has_asked"))
-        rows = self.population_size if has_asked else 0
-        z = state_array(state, "asked_z", np.float64, (rows, n))
-        d = state_array(state, "asked_d", np.float64, (rows, n))
+        asked = load_asked_rows(state, ("asked_z", "asked_d"), self.population_size, n)
         mean = state_array(state, "mean", np.float64, (n,))
         s = state_array(state, "s", np.float64, (n,))
         self._load_transformation_state(state)
@@ -197,9 +195,8 @@ class MatrixAdaptation(Optimizer):
         self.mean, self.s = mean, s
         self.sigma = float(state_scalar(state, "sigma"))
         self.generation = int(state_scalar(state, "generation"))
-        self.restarts = int(state_scalar(state, "restarts"))
-        self.restart_generation = int(state_scalar(state, "restart_generation"))
-        self._z, self._d = (z, d) if has_asked else (None, None)
+        self.restarts, self.restart_generation = load_restart_counters(state)
+        self._z, self._d = (None, None) if asked is None else asked
 
     @classmethod
     def _sample_bytes(cls, config: CmaConfig, genome_size: int) -> int:

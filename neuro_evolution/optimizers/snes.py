@@ -22,8 +22,8 @@ import numpy as np
 from neuro_evolution.core.schema import config_class, option
 from neuro_evolution.optimizers.base import OPTIMIZERS, OptimizerConfig
 from neuro_evolution.optimizers.gaussian import GaussianSearch, center_init_option
-from neuro_evolution.optimizers.rng import state_scalar
 from neuro_evolution.optimizers.shaping import nes_utilities
+from neuro_evolution.optimizers.state_parts import load_restart_counters, restart_counters_state
 
 NAME = "SNES"
 
@@ -118,11 +118,8 @@ class Snes(GaussianSearch):
 
     def _extra_state(self) -> dict[str, Any]:
         """The restarts so far and the generation of the latest."""
-        return {"restarts": self.restarts, "restart_generation": self.restart_generation}
+        return restart_counters_state(self.restarts, self.restart_generation)
 
     def _load_extra_state(self, state: Mapping[str, Any]) -> None:
         """Restore the restart count (a state written before restarts existed has none: 0)."""
-        self.restarts = int(state_scalar(state, "restarts")) if "restarts" in state else 0
-        self.restart_generation = (
-            int(state_scalar(state, "restart_generation")) if "restart_generation" in state else 0
-        )
+        self.restarts, self.restart_generation = load_restart_counters(state)

@@ -46,6 +46,11 @@ from neuro_evolution.optimizers.rng import (
     state_scalar,
 )
 from neuro_evolution.optimizers.shaping import nes_utilities
+from neuro_evolution.optimizers.state_parts import (
+    asked_rows_state,
+    check_owner,
+    load_asked_rows,
+)
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 NAME = "XNES"
@@ -196,26 +201,19 @@ class Xnes(Optimizer):
             "center": self.mean.copy(),
             "sigma": self.sigma,
             "shape": self.shape.copy(),
-            "has_asked": self._noise is not None,
-            "asked_noise": (
-                self._noise.copy() if self._noise is not None else np.zeros((0, self.genome_size))
-            ),
+            **asked_rows_state({"asked_noise": self._noise}, self.genome_size),
             **generator_to_state(self._rng, "generator"),
         }
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         """Continue from a :meth:`state` of an optimizer with the same config and genome size."""
-        name = str(state_scalar(state, "optimizer"))
-        if name != NAME:
-            raise ValueError(f"optimizer state is for {name!r}, not {NAME}")
+        check_owner(state, NAME)
         d = self.genome_size
-        has_asked = bool(state_scalar(state, "has_asked"))
-        rows = self.population_size if has_asked else 0
-        noise = state_array(state, "asked_noise", np.float64, (rows, d))
+        asked = load_asked_rows(state, ("asked_noise",), self.population_size, d)
         mean = state_array(state, "center", np.float64, (d,))
         shape = state_array(state, "shape", np.float64, (d, d))
         generator_load_state(self._rng, state, "generator")
         self.mean, self.shape = mean, shape
         self.sigma = float(state_scalar(state, "sigma"))
         self.generation = int(state_scalar(state, "generation"))
-        self._noise = noise if has_asked else None
+        self._noise = None if asked is None else asked[0]
