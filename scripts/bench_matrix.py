@@ -33,7 +33,9 @@ none.
 Prints one table: per optimizer and task the (lower) median over seeds with a bootstrap 95%
 interval and how many seeds reached the target (a seed that did not counts as infinitely slow:
 ``inf``, so a median is finite only when at least half the seeds reached it), and each
-optimizer's mean rank over the tasks (1: the best median on a task; ties share their rank).
+optimizer's mean rank over the tasks (1: the best median on a task; ties share their rank). An
+episode run whose score can still change (short of the target, the budget and its last
+generation: running, or stopped early) is left out of its cell and named on stderr.
 Writes ``matrix.md`` and ``matrix.png`` (the ranks as a heatmap, medians written in) to ``--out``.
 
 Usage: python scripts/bench_matrix.py [--out matrix] [--tasks bbob,cartpole] [--optimizers
@@ -288,17 +290,39 @@ def run_episodes(name: str, task: EpisodeTask, seeds: list[int], args: Any) -> l
 
 
 def episode_scores(task: EpisodeTask, folder: Path, seeds: list[int]) -> list[float]:
-    """Each seed's score read from its run's log (missing runs: nan, left out of the table)."""
+    """Each seed's score read from its run's log. A missing run, or one whose score can still
+    change (:func:`settled`), is nan: left out of the table, and the latter named on stderr."""
     try:
         found = find_runs([folder])
     except UserError:  # nothing ran in this cell yet
         found = []
     runs = {int(run.config["random_seed"]): run for run in found}
-    scores = []
+    scores, open_seeds = [], []
     for seed in seeds:
         run = runs.get(seed)
+        if run is not None and not settled(task, run.config, run.log):
+            open_seeds.append(seed)
+            run = None
         scores.append(math.nan if run is None else episode_score(task, run.log))
+    if open_seeds:
+        print(
+            f"{task.name} {folder.name}: seed(s) {', '.join(map(str, open_seeds))} not ended "
+            "(running, or stopped before the target, the budget and the last generation): left out",
+            file=sys.stderr,
+        )
     return scores
+
+
+def settled(task: EpisodeTask, config: dict[str, Any], log: list[dict[str, Any]]) -> bool:
+    """Whether a run's score can no longer change: it reached the task's target, spent the
+    budget or trained its last generation."""
+    if task.measure != "score" and math.isfinite(episode_score(task, log)):
+        return True
+    if task.measure == "evaluations":
+        spent = sum(row["evaluations"] for row in log)
+    else:
+        spent = log[-1]["env_steps_total"]
+    return spent >= task.budget or log[-1]["generation"] + 1 >= int(config["number_generations"])
 
 
 def episode_score(task: EpisodeTask, log: list[dict[str, Any]]) -> float:

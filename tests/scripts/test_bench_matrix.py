@@ -53,6 +53,23 @@ def test_evaluations_and_score_at_budget(matrix) -> None:
     assert matrix.episode_score(score, [row(0, 10, 0.1), row(1, 20, None), row(2, 30, 0.9)]) == 0.1
 
 
+def test_a_run_is_settled_once_its_score_cannot_change(matrix) -> None:
+    """Settled: the target reached, the budget spent or the last generation trained; a run
+    short of all three (running, or stopped early) is not, so its cell leaves it out."""
+    config = {"number_generations": 10}
+    steps = matrix.EpisodeTask("t", "x.json", "steps", 0.5, 100, 4, 1.0, 10)
+    assert matrix.settled(steps, config, [row(0, 40, 0.1), row(1, 80, 0.6)])  # target reached
+    assert not matrix.settled(steps, config, [row(0, 40, 0.1), row(1, 80, 0.2)])
+    assert matrix.settled(steps, config, [row(0, 40, 0.1), row(1, 100, 0.2)])  # budget spent
+    assert matrix.settled(steps, config, [row(9, 90, 0.2)])  # the last generation
+    score = matrix.EpisodeTask("t", "x.json", "score", None, 100, 4, 1.0, 10)
+    assert not matrix.settled(score, config, [row(0, 40, 0.9), row(1, 80, 0.9)])
+    assert matrix.settled(score, config, [row(0, 40, 0.9), row(1, 120, 0.9)])
+    evaluations = matrix.EpisodeTask("t", "x.json", "evaluations", 0.3, 25, 4, 1.0, 10)
+    assert not matrix.settled(evaluations, config, [row(0, 10, 0.1), row(1, 20, 0.2)])
+    assert matrix.settled(evaluations, config, [row(0, 10, 0.1), row(1, 20, 0.2), row(2, 30, 0.2)])
+
+
 def test_ranks_share_ties_and_follow_the_direction(matrix) -> None:
     medians = {"A": 10.0, "B": 30.0, "C": 10.0, "D": math.nan, "E": math.inf}
     assert matrix.ranks(medians, lower_is_better=True) == {"A": 1.5, "C": 1.5, "B": 3, "E": 4}
