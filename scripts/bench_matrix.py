@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from neuro_evolution.compare import find_runs
+from neuro_evolution.compare import Run, find_runs
 from neuro_evolution.core.hall_of_fame import HallOfFame
 from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
@@ -300,7 +300,7 @@ def episode_scores(task: EpisodeTask, folder: Path, seeds: list[int]) -> list[fl
     scores, open_seeds = [], []
     for seed in seeds:
         run = runs.get(seed)
-        if run is not None and not settled(task, run.config, run.log):
+        if run is not None and not settled(task, run):
             open_seeds.append(seed)
             run = None
         scores.append(math.nan if run is None else episode_score(task, run.log))
@@ -313,16 +313,18 @@ def episode_scores(task: EpisodeTask, folder: Path, seeds: list[int]) -> list[fl
     return scores
 
 
-def settled(task: EpisodeTask, config: dict[str, Any], log: list[dict[str, Any]]) -> bool:
-    """Whether a run's score can no longer change: it reached the task's target, spent the
-    budget or trained its last generation."""
-    if task.measure != "score" and math.isfinite(episode_score(task, log)):
+def settled(task: EpisodeTask, run: Run) -> bool:
+    """Whether a run's score can no longer change: it ended, as a run does, at its config's
+    validation target (the task's target where the task has one), or it spent the task's budget
+    or trained its last generation."""
+    if run.reached() is not None:
         return True
     if task.measure == "evaluations":
-        spent = sum(row["evaluations"] for row in log)
+        spent = sum(row["evaluations"] for row in run.log)
     else:
-        spent = log[-1]["env_steps_total"]
-    return spent >= task.budget or log[-1]["generation"] + 1 >= int(config["number_generations"])
+        spent = run.log[-1]["env_steps_total"]
+    last = run.log[-1]["generation"] + 1 >= int(run.config["number_generations"])
+    return spent >= task.budget or last
 
 
 def episode_score(task: EpisodeTask, log: list[dict[str, Any]]) -> float:

@@ -11,6 +11,8 @@ from types import ModuleType
 
 import pytest
 
+from neuro_evolution.compare import Run
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -54,20 +56,28 @@ def test_evaluations_and_score_at_budget(matrix) -> None:
 
 
 def test_a_run_is_settled_once_its_score_cannot_change(matrix) -> None:
-    """Settled: the target reached, the budget spent or the last generation trained; a run
-    short of all three (running, or stopped early) is not, so its cell leaves it out."""
-    config = {"number_generations": 10}
+    """Settled: the config's validation target reached (a run ends there, also on a score
+    task), the budget spent or the last generation trained; a run short of all three (running,
+    or stopped early) is not, so its cell leaves it out."""
+
+    def run(log: list[dict], target: float | None = 0.5) -> Run:
+        config = {"number_generations": 10, "validation": {"target": target}}
+        return Run(Path("."), config, log)
+
     steps = matrix.EpisodeTask("t", "x.json", "steps", 0.5, 100, 4, 1.0, 10)
-    assert matrix.settled(steps, config, [row(0, 40, 0.1), row(1, 80, 0.6)])  # target reached
-    assert not matrix.settled(steps, config, [row(0, 40, 0.1), row(1, 80, 0.2)])
-    assert matrix.settled(steps, config, [row(0, 40, 0.1), row(1, 100, 0.2)])  # budget spent
-    assert matrix.settled(steps, config, [row(9, 90, 0.2)])  # the last generation
+    assert matrix.settled(steps, run([row(0, 40, 0.1), row(1, 80, 0.6)]))  # target reached
+    assert not matrix.settled(steps, run([row(0, 40, 0.1), row(1, 80, 0.2)]))
+    assert matrix.settled(steps, run([row(0, 40, 0.1), row(1, 100, 0.2)]))  # budget spent
+    assert matrix.settled(steps, run([row(9, 90, 0.2)]))  # the last generation
     score = matrix.EpisodeTask("t", "x.json", "score", None, 100, 4, 1.0, 10)
-    assert not matrix.settled(score, config, [row(0, 40, 0.9), row(1, 80, 0.9)])
-    assert matrix.settled(score, config, [row(0, 40, 0.9), row(1, 120, 0.9)])
+    assert not matrix.settled(score, run([row(0, 40, 0.4), row(1, 80, 0.4)]))
+    assert matrix.settled(score, run([row(0, 40, 0.4), row(1, 80, 0.9)]))  # the config's target
+    assert not matrix.settled(score, run([row(0, 40, 0.4), row(1, 80, 0.9)], target=None))
+    assert matrix.settled(score, run([row(0, 40, 0.4), row(1, 120, 0.4)]))
     evaluations = matrix.EpisodeTask("t", "x.json", "evaluations", 0.3, 25, 4, 1.0, 10)
-    assert not matrix.settled(evaluations, config, [row(0, 10, 0.1), row(1, 20, 0.2)])
-    assert matrix.settled(evaluations, config, [row(0, 10, 0.1), row(1, 20, 0.2), row(2, 30, 0.2)])
+    assert not matrix.settled(evaluations, run([row(0, 10, 0.1), row(1, 20, 0.2)]))
+    three = [row(0, 10, 0.1), row(1, 20, 0.2), row(2, 30, 0.2)]
+    assert matrix.settled(evaluations, run(three))
 
 
 def test_ranks_share_ties_and_follow_the_direction(matrix) -> None:
