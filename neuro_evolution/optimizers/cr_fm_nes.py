@@ -249,15 +249,39 @@ class CrFmNes(Optimizer):
         return self._genomes()
 
     def _tell(self, fitness: np.ndarray, evaluations: Evaluations) -> None:
-        """Update m, sigma, D and v from the fitness of the last ask (hall of fame unused)."""
+        """Update m, sigma, D and v from the fitness of the last ask (hall of fame unused);
+        FloatingPointError, the state unchanged, when the update is not finite."""
+        assert self._noise is not None
+        with np.errstate(all="ignore"):
+            try:
+                update = self._update(fitness)
+            except (ZeroDivisionError, OverflowError):
+                update = None
+        if update is None or not all(np.all(np.isfinite(part)) for part in update):
+            raise FloatingPointError(self._divergence())
+        self.mean, self.sigma, self.D, self.v, self.p_sigma, self.p_c = update
+        self._noise = None
+
+    def _divergence(self) -> str:
+        """The error of an update that left the finite numbers: where and what to change."""
+        return (
+            f"{NAME} diverged at generation {self.generation}: the update of D, v and sigma is "
+            f"not finite (|v| = {np.linalg.norm(self.v):.3g}, sigma = {self.sigma:.3g}); the "
+            f"paper's rates for D and v grow with the population ({self.population_size} for "
+            f"{self.genome_size} genes here): set a smaller optimizer.population_size or "
+            "optimizer.stdev_init"
+        )
+
+    def _update(self, fitness: np.ndarray) -> tuple[Any, ...]:
+        """(m, sigma, D, v, p_sigma, p_c) after one generation's update (module docstring)."""
         assert self._noise is not None
         p, z, d = self.params, self._noise, self.genome_size
         lam = p.population_size
         ranked = nes_utilities(fitness)  # w_k, best first by fitness, summing to 0
-        self.p_sigma = (1 - p.c_sigma) * self.p_sigma + sqrt(
-            p.c_sigma * (2 - p.c_sigma) * p.mu_eff
-        ) * (ranked @ z)
-        p_sigma_norm = float(np.linalg.norm(self.p_sigma))
+        p_sigma = (1 - p.c_sigma) * self.p_sigma + sqrt(p.c_sigma * (2 - p.c_sigma) * p.mu_eff) * (
+            ranked @ z
+        )
+        p_sigma_norm = float(np.linalg.norm(p_sigma))
         if p_sigma_norm >= p.chi_n:  # moving: distance weights, eta_sigma = eta_move = 1
             raw = (ranked + 1.0 / lam) * np.exp(p.alpha_dist * np.linalg.norm(z, axis=1))
             weights, eta_sigma = raw / raw.sum() - 1.0 / lam, 1.0
@@ -266,22 +290,17 @@ class CrFmNes(Optimizer):
             eta_sigma = p.eta_stag if p_sigma_norm >= 0.1 * p.chi_n else p.eta_conv
         y = self._steps()
         step = self.sigma * self.D * (weights @ y)  # sum_k w_k (x_k - m)
-        self.p_c = (1 - p.c_c) * self.p_c + sqrt(p.c_c * (2 - p.c_c) * p.mu_eff) * (
-            step / self.sigma
-        )
-        self.mean = self.mean + self.config.center_learning_rate * step
-        s, t = natural_gradient_dv(np.vstack([y, self.p_c / self.D]), self.v)
+        p_c = (1 - p.c_c) * self.p_c + sqrt(p.c_c * (2 - p.c_c) * p.mu_eff) * (step / self.sigma)
+        mean = self.mean + self.config.center_learning_rate * step
+        s, t = natural_gradient_dv(np.vstack([y, p_c / self.D]), self.v)
         extended = np.append(p.eta_b * weights, p.c_1)
-        norm_v = sqrt(float(self.v @ self.v))
-        self.v = self.v + (extended @ t) / norm_v
-        self.D = self.D + (extended @ s) * self.D
+        v = self.v + (extended @ t) / sqrt(float(self.v @ self.v))
+        D = self.D + (extended @ s) * self.D
         # det(A)^(1/d) with A = D sqrt(I + v v^T): normalise it to 1
-        self.D = self.D / exp(
-            np.log(self.D).sum() / d + log(1.0 + float(self.v @ self.v)) / (2 * d)
-        )
+        D = D / exp(np.log(D).sum() / d + log(1.0 + float(v @ v)) / (2 * d))
         grad_sigma = float(weights @ (np.einsum("kj,kj->k", z, z) - d)) / d
-        self.sigma *= exp(eta_sigma / 2 * grad_sigma)
-        self._noise = None
+        sigma = self.sigma * exp(eta_sigma / 2 * grad_sigma)
+        return mean, sigma, D, v, p_sigma, p_c
 
     def center(self) -> np.ndarray:
         """The distribution's mean m."""

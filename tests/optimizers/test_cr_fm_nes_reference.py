@@ -198,3 +198,22 @@ def float64_jax() -> Iterator[None]:
 
     with jax.enable_x64(True):
         yield
+
+
+def test_a_tell_that_leaves_the_finite_numbers_is_refused_and_changes_nothing() -> None:
+    """|v| of about 3e150 (LunarLander's runs at population 200 passed 1e43): the asked genomes
+    are finite, the update overflows; the tell raises FloatingPointError naming the fix, and
+    the state is the one before it."""
+    optimizer = warmed(None)
+    state = dict(optimizer.state())
+    state["v"] = np.full(GENES, 1e150)
+    optimizer.load_state(state)
+    genomes = optimizer.ask()
+    assert np.all(np.isfinite(genomes))
+    before = optimizer.state()
+    with pytest.raises(FloatingPointError, match="diverged at generation 4.*population_size"):
+        optimizer.tell(Evaluations(-np.arange(len(genomes), dtype=np.float64)))
+    after = optimizer.state()
+    assert after.keys() == before.keys()
+    for key, value in before.items():
+        assert np.array_equal(np.asarray(after[key]), np.asarray(value)), key
