@@ -251,7 +251,6 @@ class CrFmNes(Optimizer):
     def _tell(self, fitness: np.ndarray, evaluations: Evaluations) -> None:
         """Update m, sigma, D and v from the fitness of the last ask (hall of fame unused);
         FloatingPointError, the state unchanged, when the update is not finite."""
-        assert self._noise is not None
         with np.errstate(all="ignore"):
             try:
                 update = self._update(fitness)
