@@ -81,7 +81,8 @@ SPREAD_FIELDS = {
     "radius_init": lambda spread, genes: spread * math.sqrt(genes),
 }
 POPULATION_FIELDS = ("population_size",)
-# Settings that beat the defaults on a task, by optimizer: the shipped configs' own.
+# Settings that beat the defaults on a task, by optimizer (the shipped configs' own), and those
+# the task's population needs.
 TUNED: dict[tuple[str, str], dict[str, Any]] = {
     ("PGPE", "cartpole"): {"max_speed": 0.3},
     ("PGPE", "lunarlander"): {
@@ -91,6 +92,7 @@ TUNED: dict[tuple[str, str], dict[str, Any]] = {
         "stdev_max_change": 0.2,
     },
     ("CMA_ES", "double_pole"): {"restart_every_generations": 75},
+    ("GA", "double_pole"): {"truncation": 4},  # the default 20 parents exceed 16 genomes
     ("MA_ES", "breakout"): {"sigma": 0.08},  # configs/minatar_breakout_ma_es_jax.json
     ("PGPE", "repeat_first"): {"max_speed": 0.3},
 }

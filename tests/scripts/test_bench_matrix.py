@@ -126,6 +126,19 @@ def test_a_cell_config_sets_the_tasks_target_generations_and_validation_period(m
     assert cartpole["validation"]["every_generations"] == shipped["every_generations"]
 
 
+def test_every_episode_cell_config_is_a_valid_config(matrix) -> None:
+    """Each optimizer the episode tasks run gets a config that passes the config checks on each
+    task (GA's default 20 parents need a population of 20 or more: the double pole has 16)."""
+    from neuro_evolution.config.tree import parse_config
+
+    for task in matrix.TASKS:
+        if not isinstance(task, matrix.EpisodeTask):
+            continue
+        for name in matrix.OPTIMIZERS.names():
+            if not matrix.measured(name):
+                parse_config(matrix.cell_config(name, task, 10))
+
+
 def test_an_episode_cell_that_never_ran_reads_as_not_run(matrix, tmp_path: Path) -> None:
     """--report over a cell with no run directory gives nan per seed (a '-' in the table)."""
     task = {task.name: task for task in matrix.TASKS}["cartpole"]
