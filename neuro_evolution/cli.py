@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from neuro_evolution.evaluation.pools.options import START_METHODS
 from neuro_evolution.support.console import ignore_known_noise
-from neuro_evolution.support.errors import USER_ERRORS, UserError
+from neuro_evolution.support.errors import USER_ERRORS, UserError, first_line
 from neuro_evolution.support.signals import signals_handled_by
 
 if TYPE_CHECKING:
@@ -46,12 +46,6 @@ class ArgumentParser(argparse.ArgumentParser):
 def error_line(program: str, message: str) -> None:
     """Print ``program: error: message`` on stderr."""
     print(f"{program}: error: {message}", file=sys.stderr, flush=True)
-
-
-def first_line(error: BaseException) -> str:
-    """The first line of an exception's message, or its type name when it has none."""
-    text = str(error)
-    return text.splitlines()[0] if text.strip() else type(error).__name__
 
 
 def run_cli(

@@ -19,7 +19,8 @@ it (shutting down) a signal stops at once with one ``interrupted`` line.
 Failure: when a generation fails (a lost Dask scheduler, a worker that keeps dying, an exception
 in an env), the last completed generation is checkpointed before exiting with code 3; stderr
 gets at most three lines (what failed, what is saved, the exact ``--resume`` command) and the
-traceback goes to ``failure.txt`` in the run directory.
+traceback goes to ``failure.txt`` in the run directory (:mod:`neuro_evolution.run.failure`),
+which a resume removes.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import argparse
 import dataclasses
 import shutil
 import sys
-import traceback
 from pathlib import Path
 
 from neuro_evolution.cli import (
@@ -50,15 +50,14 @@ from neuro_evolution.evaluation.pools.options import option_path
 from neuro_evolution.run.checkpoint import TrainingStopped, checkpointer_of
 from neuro_evolution.run.directory import new_run_directory
 from neuro_evolution.run.experiment import Experiment
+from neuro_evolution.run.failure import clear_failure, failure_line, record_failure
 from neuro_evolution.run.lock import RunLock
 from neuro_evolution.run.resume import KEEP, resume_experiment
 from neuro_evolution.run.summary import RunSummary
-from neuro_evolution.support.atomic import atomic_write_text
 from neuro_evolution.support.console import plural
 from neuro_evolution.support.errors import ConfigError, HandlerStartError
 
 PROGRAM = "neuro_evolution.train"
-FAILURE_FILE = "failure.txt"  # the traceback of a failed generation, in the run directory
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -193,17 +192,9 @@ def print_saved(saved: str, run_dir: Path) -> None:
 def report_failure(experiment: Experiment, error: Exception, run_dir: Path) -> int:
     """A generation failed: save the last completed one, print <= 3 lines, return exit code 3."""
     saved = save_completed(experiment)
-    details = run_dir / FAILURE_FILE
-    try:
-        atomic_write_text(details, "".join(traceback.format_exception(error)))
-        where = f" (traceback in {details})"
-    except OSError:
-        where = ""
-    error_line(
-        PROGRAM,
-        f"generation {len(experiment.log)} failed: {type(error).__name__}: "
-        f"{first_line(error)}{where}",
-    )
+    line = failure_line(len(experiment.log), error)
+    details = record_failure(run_dir, line, error)
+    error_line(PROGRAM, line + ("" if details is None else f" (traceback in {details})"))
     print_saved(saved, run_dir)
     return EXIT_FAILED
 
@@ -329,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.quiet:
             print(f"resuming {run_dir} at generation {experiment.generation} of {total}")
             print(f"evaluation: {experiment.handler.describe()}", flush=True)
+        clear_failure(run_dir)  # a failure of this session is written anew
         return run_to_end(experiment, request, run_dir)
 
     with stop_signals(request):

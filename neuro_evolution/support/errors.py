@@ -67,3 +67,9 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
     FileExistsError,
     FileNotFoundError,
 )
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of an exception's message, or its type name when it has none."""
+    text = str(error)
+    return text.splitlines()[0] if text.strip() else type(error).__name__

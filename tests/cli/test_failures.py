@@ -90,10 +90,15 @@ def test_lost_scheduler_saves_the_completed_generations_and_resume_ends_identica
     assert lines[2] == f"resume: python -m neuro_evolution.train --resume {run_dir}"
     status = json.loads((run_dir / "training_status.json").read_text())
     assert status["generation"] == 4 and checkpoint.is_file()
-    assert "Traceback" in (run_dir / "failure.txt").read_text()
+    failure = (run_dir / "failure.txt").read_text()
+    assert failure.startswith(
+        lines[0].removeprefix("neuro_evolution.train: error: ").split(" (")[0]
+    )
+    assert "Traceback" in failure
     with external_dask_cluster(tmp_path / "second") as cluster:
         resume = ["--resume", str(run_dir), "--scheduler", cluster.address, "--quiet"]
         assert train.main(resume) == 0
+    assert not (run_dir / "failure.txt").exists()  # the resumed session did not fail
     assert_identical(run_dir, straight)
 
 
