@@ -11,6 +11,12 @@ process (``sequential``, ``vectorized``, ``jax``).
 Stopping: the first Ctrl-C (or SIGTERM) lets every open run finish its generation and write a
 checkpoint, then exits 130 (143); a second one stops at once. Running the same command again
 skips the runs that ended and resumes the others.
+
+Failure: a run whose own generation code raises (an optimizer that diverged, say) keeps its last
+completed generation's checkpoint and the traceback in its ``failure.txt``; the other runs go
+on, the sweep names each failed run in one line and exits 3, and the same command again retries
+them. An error that comes back from the evaluations (an env that raises, workers that keep
+dying, a lost Dask scheduler) stops every run at once.
 """
 
 from __future__ import annotations
@@ -188,6 +194,20 @@ def say_generation_failed(program: str, error: Exception) -> None:
     )
 
 
+def say_failed_runs(program: str, summary: SweepSummary) -> None:
+    """One line per run whose generation raised, then what the same command does with them."""
+    for failed in summary.failed:
+        where = "" if failed.details is None else f" (traceback in {failed.details})"
+        error_line(program, f"run {failed.name}: {failed.line}{where}")
+    if summary.failed:
+        print(
+            f"{program}: {plural(len(summary.failed), 'run')} failed; each keeps its last "
+            "checkpoint, and the same command again retries it",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     args = build_parser().parse_args(argv)
@@ -216,7 +236,14 @@ def main(argv: list[str] | None = None) -> int:
             if not args.quiet:
                 print(f"sweep: {len(plans)} runs in {directory}; {pool.describe()}", flush=True)
             runner = Sweep(
-                plans, directory, pool, parallel, request.requested, progress, checks=checks
+                plans,
+                directory,
+                pool,
+                parallel,
+                request.requested,
+                progress,
+                checks=checks,
+                keep_going=True,
             )
             with stop_signals(request), request.graceful(), one_line_warnings(PROGRAM):
                 summary = runner.run()
@@ -235,9 +262,10 @@ def main(argv: list[str] | None = None) -> int:
                 "to continue"
             )
             return 128 + request.signal
+        say_failed_runs(PROGRAM, summary)
         for line in report(summary, len(plans), directory):
             print(line)
-        return 0
+        return EXIT_FAILED if summary.failed else 0
 
     return run_cli(sweep, PROGRAM)
 

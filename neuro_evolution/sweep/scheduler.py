@@ -12,6 +12,13 @@ Stop and restart: when ``should_stop`` turns true no new run opens, and every op
 its next generation boundary with a checkpoint (its Checkpointer raises TrainingStopped). On
 the next session, a run directory with a checkpoint is resumed (or skipped when done), one
 without is started again.
+
+Failure: with ``keep_going`` (the sweep command), a run whose own generation code raises (an
+optimizer that diverged, say; a user's error aside) checkpoints its last completed generation,
+writes ``failure.txt`` (:mod:`~neuro_evolution.run.failure`) and leaves; the other runs go on,
+and a later session retries it. Without it (PBT, whose intervals need every run) the error ends
+the sweep. An error that comes back from the pool (an env that raised, workers that keep dying,
+a lost scheduler) ends it either way.
 """
 
 from __future__ import annotations
@@ -27,13 +34,14 @@ from typing import Any
 from neuro_evolution.config.tree import config_to_dict
 from neuro_evolution.evaluation.pools.pool_handler import PooledRun
 from neuro_evolution.evaluation.pools.run_pool import RunPool
-from neuro_evolution.run.checkpoint import TrainingStopped
+from neuro_evolution.run.checkpoint import TrainingStopped, checkpointer_of
 from neuro_evolution.run.directory import LogRow
 from neuro_evolution.run.experiment import Experiment, GenerationWork
+from neuro_evolution.run.failure import clear_failure, failure_line, record_failure
 from neuro_evolution.run.lock import RunLock
 from neuro_evolution.run.resume import changed_keys, read_run_config, resume_experiment
 from neuro_evolution.run.status import STATUS_FILE
-from neuro_evolution.support.errors import UserError
+from neuro_evolution.support.errors import USER_ERRORS, UserError, first_line
 from neuro_evolution.sweep.grid import RunPlan
 from neuro_evolution.sweep.start_up import StartUpChecks
 
@@ -51,6 +59,15 @@ class OpenRun:
     work: GenerationWork | None = None
 
 
+@dataclasses.dataclass(frozen=True)
+class FailedRun:
+    """A run whose generation raised: its name, the one-line report, where its traceback is."""
+
+    name: str
+    line: str
+    details: Path | None
+
+
 @dataclasses.dataclass
 class SweepSummary:
     """What a sweep session did."""
@@ -59,6 +76,7 @@ class SweepSummary:
     skipped: list[str] = dataclasses.field(default_factory=list)  # had ended before
     stopped: list[str] = dataclasses.field(default_factory=list)  # checkpointed on a stop
     solved: list[str] = dataclasses.field(default_factory=list)  # reached validation.target
+    failed: list[FailedRun] = dataclasses.field(default_factory=list)  # keep_going: raised
     best_validation: float | None = None
     wall_time: float = 0.0
     busy_seconds: float = 0.0  # summed over workers, measured inside them
@@ -83,6 +101,7 @@ class Sweep:
         on_progress: Callable[[Sweep], None] | None = None,
         train_past_target: bool = False,
         checks: StartUpChecks | None = None,
+        keep_going: bool = False,
     ) -> None:
         self.plans = plans
         self.directory = Path(directory)
@@ -94,6 +113,8 @@ class Sweep:
         self.train_past_target = train_past_target
         # every run's start-up checks, before it starts (the new runs: checked before, too)
         self.checks = checks or StartUpChecks("neuro_evolution.sweep", self.parallel_runs)
+        # True: a run whose generation raises is recorded as failed, and the others go on
+        self.keep_going = keep_going
         self.summary = SweepSummary(slots=pool.slots)
         self.open: dict[int, OpenRun] = {}  # ticket of its request in flight -> run
         self.closing: list[tuple[OpenRun, list[str]]] = []  # ended, not yet closed
@@ -135,6 +156,7 @@ class Sweep:
                 experiment.close()
                 raise
             experiment.start()
+            clear_failure(run_dir)  # a failure of this session is written anew
         else:
             experiment = Experiment(plan.config, handler=handler)
             experiment.train_past_target = self.train_past_target
@@ -145,6 +167,7 @@ class Sweep:
                 experiment.attach_run_directory(
                     run_dir, overwrite=True, should_stop=self.should_stop
                 )
+                clear_failure(run_dir)  # it failed before its first checkpoint
             except BaseException:
                 experiment.close()
                 handler.close()
@@ -214,6 +237,13 @@ class Sweep:
             except TrainingStopped:
                 self.close_run(run, self.summary.stopped)
                 return
+            except Exception as error:
+                if not self.keep_going or isinstance(error, USER_ERRORS):  # a user's: one line
+                    run.experiment.close()
+                    run.handler.close()
+                    raise
+                self.fail_run(run, error)
+                return
             except BaseException:
                 run.experiment.close()
                 run.handler.close()
@@ -223,6 +253,22 @@ class Sweep:
             )
             self.open[ticket] = run
             return
+
+    def fail_run(self, run: OpenRun, error: Exception) -> None:
+        """Record that the run's generation raised: checkpoint its last completed generation,
+        write its failure file, close it; the other runs go on."""
+        line = failure_line(len(run.experiment.log), error)
+        checkpointer = checkpointer_of(run.experiment)
+        try:
+            if checkpointer is not None:
+                checkpointer.save_completed()
+        except Exception as problem:  # e.g. a full disk: its last checkpoint on disk stays
+            line += f"; could not save that generation ({type(problem).__name__}: "
+            line += f"{first_line(problem)})"
+        run.handler.close()
+        run.experiment.close()
+        details = record_failure(self.run_directory(run.plan), line, error)
+        self.summary.failed.append(FailedRun(run.plan.name, line, details))
 
     def close_run(self, run: OpenRun, into: list[str]) -> None:
         """Leave the pool now; the run closes (and draws its last plot) in end_closing_runs."""

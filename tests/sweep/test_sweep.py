@@ -458,6 +458,56 @@ def test_a_genome_that_kills_every_worker_fails_the_sweep_naming_it(tmp_path, ca
     assert not multiprocessing.active_children()
 
 
+def test_a_run_whose_optimizer_raises_fails_alone_and_is_retried_by_the_same_command(
+    tmp_path, capsys
+):
+    """Of two runs, the one whose update raises at generation 2 keeps its checkpoint of
+    generation 2 and its traceback in failure.txt; the other trains to its end, equal to train
+    alone; the sweep names the failed run in one line and exits 3. The same command skips the
+    ended run and retries the failed one (which fails again: the error is deterministic)."""
+    config = sweep_config(
+        tmp_path,
+        imports=["examples.diverging_snes"],
+        optimizer={"type": "DIVERGING_SNES", "population_size": 8, "stdev_init": 0.3},
+    )
+    out = tmp_path / "s"
+    args = [str(config), "--seeds", "1", "--set", "optimizer.fail_at_generation=2,99"]
+    args += ["--out", str(out), "--handler", "sequential", "--quiet"]
+    assert sweep_cli.main(args) == EXIT_FAILED
+    printed = capsys.readouterr()
+    failed = out / "optimizer.fail_at_generation=2" / "seed-1"
+    line = "generation 2 failed: FloatingPointError: DIVERGING_SNES diverged at generation 2"
+    assert printed.err.splitlines() == [
+        f"{sweep_cli.PROGRAM}: error: run optimizer.fail_at_generation=2/seed-1: {line} "
+        f"(traceback in {failed / 'failure.txt'})",
+        f"{sweep_cli.PROGRAM}: 1 run failed; each keeps its last checkpoint, and the same "
+        "command again retries it",
+    ]
+    assert "1 of 2 runs ended (1 now, 0 before)" in printed.out
+    text = (failed / "failure.txt").read_text()
+    assert text.startswith(line + "\n\nTraceback") and "FloatingPointError" in text
+    status = json.loads((failed / "training_status.json").read_text())
+    assert status["generation"] == 2 and not status["finished"]
+    ended = out / "optimizer.fail_at_generation=99" / "seed-1"
+    assert not (ended / "failure.txt").exists()
+    data = json.loads(config.read_text())
+    data["optimizer"]["fail_at_generation"] = 99
+    data["random_seed"] = 1
+    alone_config = tmp_path / "alone.json"
+    alone_config.write_text(json.dumps(data))
+    alone = tmp_path / "alone"
+    assert (
+        train.main([str(alone_config), "--out", str(alone), "--quiet", "--handler", "sequential"])
+        == 0
+    )
+    assert_same_run(ended, alone)
+    assert sweep_cli.main(args) == EXIT_FAILED  # retried from generation 2: fails again
+    printed = capsys.readouterr()
+    assert "1 of 2 runs ended (0 now, 1 before)" in printed.out
+    assert printed.err.splitlines()[0].startswith(f"{sweep_cli.PROGRAM}: error: run ")
+    assert (failed / "failure.txt").read_text().startswith(line)
+
+
 def busy_worker(observer: Client, out: Path, timeout: float = 150.0) -> str:
     """The address of a worker running a chunk of the sweep writing to ``out``, once one of its
     runs has logged a generation (a header and a row)."""
