@@ -35,7 +35,9 @@ interval and how many seeds reached the target (a seed that did not counts as in
 ``inf``, so a median is finite only when at least half the seeds reached it), and each
 optimizer's mean rank over the tasks (1: the best median on a task; ties share their rank). An
 episode run whose score can still change (short of the target, the budget and its last
-generation: running, or stopped early) is left out of its cell and named on stderr.
+generation: running, or stopped early) is left out of its cell and named on stderr; one whose
+last session failed (its ``failure.txt``: the method diverged, say) is scored on what it logged
+and named on stderr with its error.
 Writes ``matrix.md`` and ``matrix.png`` (the ranks as a heatmap, medians written in) to ``--out``.
 
 Usage: python scripts/bench_matrix.py [--out matrix] [--tasks bbob,cartpole] [--optimizers
@@ -56,12 +58,14 @@ from typing import Any
 
 import numpy as np
 
+from neuro_evolution.cli import EXIT_FAILED
 from neuro_evolution.compare import Run, find_runs
 from neuro_evolution.core.hall_of_fame import HallOfFame
 from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
 from neuro_evolution.optimizers.base import Evaluations
 from neuro_evolution.optimizers.bbob import Problem
+from neuro_evolution.run.failure import read_failure
 from neuro_evolution.support.atomic import atomic_write_text
 from neuro_evolution.support.errors import UserError
 from neuro_evolution.sweep.grid import parse_seeds
@@ -287,13 +291,17 @@ def run_episodes(name: str, task: EpisodeTask, seeds: list[int], args: Any) -> l
         command += ["--handler", task.handler or args.handler]
         if args.workers is not None and (task.handler or args.handler) in ("mp", "dask"):
             command += ["--workers", str(args.workers)]
-        subprocess.run(command, check=True, env={**os.environ, "MPLBACKEND": "Agg"})
+        done = subprocess.run(command, check=False, env={**os.environ, "MPLBACKEND": "Agg"})
+        if done.returncode not in (0, EXIT_FAILED):  # 3: runs failed, read with the others
+            raise subprocess.CalledProcessError(done.returncode, command)
     return episode_scores(task, folder, seeds)
 
 
 def episode_scores(task: EpisodeTask, folder: Path, seeds: list[int]) -> list[float]:
     """Each seed's score read from its run's log. A missing run, or one whose score can still
-    change (:func:`settled`), is nan: left out of the table, and the latter named on stderr."""
+    change (:func:`settled`), is nan: left out of the table, and the latter named on stderr. A
+    run whose last session failed (its ``failure.txt``: the method diverged, say) is scored on
+    what it logged, so short of the target it is inf, and named on stderr with its error."""
     try:
         found = find_runs([folder])
     except UserError:  # nothing ran in this cell yet
@@ -302,7 +310,10 @@ def episode_scores(task: EpisodeTask, folder: Path, seeds: list[int]) -> list[fl
     scores, open_seeds = [], []
     for seed in seeds:
         run = runs.get(seed)
-        if run is not None and not settled(task, run):
+        failure = None if run is None else read_failure(run.path)
+        if failure is not None:
+            print(f"{task.name} {folder.name}: seed {seed} failed ({failure})", file=sys.stderr)
+        elif run is not None and not settled(task, run):
             open_seeds.append(seed)
             run = None
         scores.append(math.nan if run is None else episode_score(task, run.log))

@@ -139,6 +139,40 @@ def test_every_episode_cell_config_is_a_valid_config(matrix) -> None:
                 parse_config(matrix.cell_config(name, task, 10))
 
 
+def test_a_run_that_failed_is_scored_on_what_it_logged_and_named(matrix, tmp_path, capsys):
+    """A cell whose runs' optimizer raised at generation 2 (a method that diverged): the sweep
+    exits 3, and each seed counts as not reaching the target (inf), named on stderr with its
+    error, where a run merely stopped there would be left out."""
+    from helpers import small_config
+
+    from neuro_evolution.sweep import cli as sweep_cli
+
+    data = small_config(
+        number_generations=6,
+        imports=["examples.diverging_snes"],
+        optimizer={"type": "DIVERGING_SNES", "population_size": 6, "fail_at_generation": 2},
+        validation={"every_generations": 1, "episodes": 2, "target": 475},
+    )
+    config = tmp_path / "cell.json"
+    config.write_text(matrix.json.dumps(data))
+    folder = tmp_path / "DIVERGING_SNES"
+    args = [str(config), "--seeds", "1-2", "--out", str(folder), "--handler", "sequential"]
+    assert sweep_cli.main([*args, "--quiet"]) == 3
+    capsys.readouterr()
+    task = matrix.EpisodeTask("t", "cartpole.json", "steps", 475, 10_000, 6, 0.3, 6)
+    assert matrix.episode_scores(task, folder, [1, 2]) == [math.inf, math.inf]
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"t DIVERGING_SNES: seed {seed} failed (generation 2 failed: FloatingPointError: "
+        "DIVERGING_SNES diverged at generation 2)"
+        for seed in (1, 2)
+    ]
+    for seed in (1, 2):
+        (folder / "base" / f"seed-{seed}" / "failure.txt").unlink()  # as if stopped by hand
+    assert all(math.isnan(score) for score in matrix.episode_scores(task, folder, [1, 2]))
+    assert "not ended" in capsys.readouterr().err
+
+
 def test_an_episode_cell_that_never_ran_reads_as_not_run(matrix, tmp_path: Path) -> None:
     """--report over a cell with no run directory gives nan per seed (a '-' in the table)."""
     task = {task.name: task for task in matrix.TASKS}["cartpole"]
