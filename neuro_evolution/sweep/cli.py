@@ -256,13 +256,13 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             progress.close()
             pool.close()
+        say_failed_runs(PROGRAM, summary)  # also when a signal stopped the others
         if request.signal is not None and len(summary.finished) + len(summary.skipped) < len(plans):
             print(
                 f"stopped: {len(summary.stopped)} runs checkpointed; run the same command again "
                 "to continue"
             )
             return 128 + request.signal
-        say_failed_runs(PROGRAM, summary)
         for line in report(summary, len(plans), directory):
             print(line)
         return EXIT_FAILED if summary.failed else 0
