@@ -39,7 +39,6 @@ from neuro_evolution.cli import (
     apply_overrides,
     error_line,
     evaluation_overrides,
-    first_line,
     one_line_warnings,
     run_cli,
     stop_signals,
@@ -50,7 +49,12 @@ from neuro_evolution.evaluation.pools.options import option_path
 from neuro_evolution.run.checkpoint import TrainingStopped, checkpointer_of
 from neuro_evolution.run.directory import new_run_directory
 from neuro_evolution.run.experiment import Experiment
-from neuro_evolution.run.failure import clear_failure, failure_line, record_failure
+from neuro_evolution.run.failure import (
+    clear_failure,
+    failure_line,
+    record_failure,
+    save_last_completed,
+)
 from neuro_evolution.run.lock import RunLock
 from neuro_evolution.run.resume import KEEP, resume_experiment
 from neuro_evolution.run.summary import RunSummary
@@ -166,13 +170,8 @@ def save_completed(experiment: Experiment) -> str:
     """Checkpoint the last completed generation if it is not on disk yet; return one line
     saying what is on disk to resume from (and what prevented saving, if anything)."""
     checkpointer = checkpointer_of(experiment)
-    problem = ""
-    if checkpointer is not None:
-        try:
-            checkpointer.save_completed()
-        except Exception as error:  # e.g. a full disk: report it, and what is on disk already
-            problem = f"could not save the last generation ({type(error).__name__}: "
-            problem += f"{first_line(error)}); "
+    why = save_last_completed(experiment)  # a full disk, say: reported with what is on disk
+    problem = "" if why is None else f"could not save the last generation ({why}); "
     if checkpointer is None or not checkpointer.entries:
         return f"{PROGRAM}: {problem}nothing to resume: no generation was completed"
     latest = checkpointer.entries[-1]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
+from neuro_evolution.run.checkpoint import CheckpointedRun, checkpointer_of
 from neuro_evolution.support.atomic import atomic_write_text
 from neuro_evolution.support.errors import first_line
 
@@ -20,6 +21,18 @@ FAILURE_FILE = "failure.txt"
 def failure_line(generation: int, error: BaseException) -> str:
     """The one-line report of generation ``generation``'s ``error``."""
     return f"generation {generation} failed: {type(error).__name__}: {first_line(error)}"
+
+
+def save_last_completed(experiment: CheckpointedRun) -> str | None:
+    """Checkpoint the last completed generation of a failed run if it is not on disk yet; None,
+    or why it could not (``Type: message``, e.g. a full disk: the last checkpoint on disk stays)."""
+    checkpointer = checkpointer_of(experiment)
+    try:
+        if checkpointer is not None:
+            checkpointer.save_completed()
+    except Exception as error:
+        return f"{type(error).__name__}: {first_line(error)}"
+    return None
 
 
 def record_failure(run_dir: Path, line: str, error: BaseException) -> Path | None:

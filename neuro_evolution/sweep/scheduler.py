@@ -34,14 +34,19 @@ from typing import Any
 from neuro_evolution.config.tree import config_to_dict
 from neuro_evolution.evaluation.pools.pool_handler import PooledRun
 from neuro_evolution.evaluation.pools.run_pool import RunPool
-from neuro_evolution.run.checkpoint import TrainingStopped, checkpointer_of
+from neuro_evolution.run.checkpoint import TrainingStopped
 from neuro_evolution.run.directory import LogRow
 from neuro_evolution.run.experiment import Experiment, GenerationWork
-from neuro_evolution.run.failure import clear_failure, failure_line, record_failure
+from neuro_evolution.run.failure import (
+    clear_failure,
+    failure_line,
+    record_failure,
+    save_last_completed,
+)
 from neuro_evolution.run.lock import RunLock
 from neuro_evolution.run.resume import changed_keys, read_run_config, resume_experiment
 from neuro_evolution.run.status import STATUS_FILE
-from neuro_evolution.support.errors import USER_ERRORS, UserError, first_line
+from neuro_evolution.support.errors import USER_ERRORS, UserError
 from neuro_evolution.sweep.grid import RunPlan
 from neuro_evolution.sweep.start_up import StartUpChecks
 
@@ -258,13 +263,9 @@ class Sweep:
         """Record that the run's generation raised: checkpoint its last completed generation,
         write its failure file, close it; the other runs go on."""
         line = failure_line(len(run.experiment.log), error)
-        checkpointer = checkpointer_of(run.experiment)
-        try:
-            if checkpointer is not None:
-                checkpointer.save_completed()
-        except Exception as problem:  # e.g. a full disk: its last checkpoint on disk stays
-            line += f"; could not save that generation ({type(problem).__name__}: "
-            line += f"{first_line(problem)})"
+        why = save_last_completed(run.experiment)
+        if why is not None:
+            line += f"; could not save that generation ({why})"
         run.handler.close()
         run.experiment.close()
         details = record_failure(self.run_directory(run.plan), line, error)
