@@ -201,8 +201,8 @@ def say_failed_runs(program: str, summary: SweepSummary) -> None:
         error_line(program, f"run {failed.name}: {failed.line}{where}")
     if summary.failed:
         print(
-            f"{program}: {plural(len(summary.failed), 'run')} failed; each keeps its last "
-            "checkpoint, and the same command again retries it",
+            f"{program}: {plural(len(summary.failed), 'run')} failed; the same command again "
+            "retries each from its last checkpoint (from the start where it has none)",
             file=sys.stderr,
             flush=True,
         )

@@ -480,8 +480,8 @@ def test_a_run_whose_optimizer_raises_fails_alone_and_is_retried_by_the_same_com
     assert printed.err.splitlines() == [
         f"{sweep_cli.PROGRAM}: error: run optimizer.fail_at_generation=2/seed-1: {line} "
         f"(traceback in {failed / 'failure.txt'})",
-        f"{sweep_cli.PROGRAM}: 1 run failed; each keeps its last checkpoint, and the same "
-        "command again retries it",
+        f"{sweep_cli.PROGRAM}: 1 run failed; the same command again retries each from its "
+        "last checkpoint (from the start where it has none)",
     ]
     assert "1 of 2 runs ended (1 now, 0 before)" in printed.out
     text = (failed / "failure.txt").read_text()
@@ -506,6 +506,30 @@ def test_a_run_whose_optimizer_raises_fails_alone_and_is_retried_by_the_same_com
     assert "1 of 2 runs ended (0 now, 1 before)" in printed.out
     assert printed.err.splitlines()[0].startswith(f"{sweep_cli.PROGRAM}: error: run ")
     assert (failed / "failure.txt").read_text().startswith(line)
+
+
+def test_a_run_that_fails_in_its_first_generation_is_retried_from_the_start(tmp_path, capsys):
+    """A run whose first update raises has no checkpoint: the sweep says the same command
+    retries it from the start, and the same command does (and fails the same way again)."""
+    config = sweep_config(
+        tmp_path,
+        imports=["examples.diverging_snes"],
+        optimizer={"type": "DIVERGING_SNES", "population_size": 8, "stdev_init": 0.3},
+    )
+    out = tmp_path / "s"
+    args = [str(config), "--seeds", "1", "--set", "optimizer.fail_at_generation=0"]
+    args += ["--out", str(out), "--handler", "sequential", "--quiet"]
+    line = "generation 0 failed: FloatingPointError: DIVERGING_SNES diverged at generation 0"
+    for _ in range(2):
+        assert sweep_cli.main(args) == EXIT_FAILED
+        err = capsys.readouterr().err.splitlines()
+        assert err[0].startswith(f"{sweep_cli.PROGRAM}: error: run ") and line in err[0]
+        assert err[1].endswith(
+            "retries each from its last checkpoint (from the start where it has none)"
+        )
+        failed = next(out.glob("*/seed-1"))
+        assert not list((failed / "checkpoints").glob("*.npz"))
+        assert (failed / "failure.txt").read_text().startswith(line)
 
 
 def busy_worker(observer: Client, out: Path, timeout: float = 150.0) -> str:
