@@ -458,6 +458,20 @@ def test_a_genome_that_kills_every_worker_fails_the_sweep_naming_it(tmp_path, ca
     assert not multiprocessing.active_children()
 
 
+def diverging_sweep(tmp_path: Path, fail_at: str) -> tuple[Path, Path, list[str]]:
+    """A sequential sweep of seed 1 with DIVERGING_SNES over ``--set
+    optimizer.fail_at_generation=<fail_at>``: its config, its output folder and its arguments."""
+    config = sweep_config(
+        tmp_path,
+        imports=["examples.diverging_snes"],
+        optimizer={"type": "DIVERGING_SNES", "population_size": 8, "stdev_init": 0.3},
+    )
+    out = tmp_path / "s"
+    args = [str(config), "--seeds", "1", "--set", f"optimizer.fail_at_generation={fail_at}"]
+    args += ["--out", str(out), "--handler", "sequential", "--quiet"]
+    return config, out, args
+
+
 def test_a_run_whose_optimizer_raises_fails_alone_and_is_retried_by_the_same_command(
     tmp_path, capsys
 ):
@@ -465,14 +479,7 @@ def test_a_run_whose_optimizer_raises_fails_alone_and_is_retried_by_the_same_com
     generation 2 and its traceback in failure.txt; the other trains to its end, equal to train
     alone; the sweep names the failed run in one line and exits 3. The same command skips the
     ended run and retries the failed one (which fails again: the error is deterministic)."""
-    config = sweep_config(
-        tmp_path,
-        imports=["examples.diverging_snes"],
-        optimizer={"type": "DIVERGING_SNES", "population_size": 8, "stdev_init": 0.3},
-    )
-    out = tmp_path / "s"
-    args = [str(config), "--seeds", "1", "--set", "optimizer.fail_at_generation=2,99"]
-    args += ["--out", str(out), "--handler", "sequential", "--quiet"]
+    config, out, args = diverging_sweep(tmp_path, "2,99")
     assert sweep_cli.main(args) == EXIT_FAILED
     printed = capsys.readouterr()
     failed = out / "optimizer.fail_at_generation=2" / "seed-1"
@@ -511,14 +518,7 @@ def test_a_run_whose_optimizer_raises_fails_alone_and_is_retried_by_the_same_com
 def test_a_run_that_fails_in_its_first_generation_is_retried_from_the_start(tmp_path, capsys):
     """A run whose first update raises has no checkpoint: the sweep says the same command
     retries it from the start, and the same command does (and fails the same way again)."""
-    config = sweep_config(
-        tmp_path,
-        imports=["examples.diverging_snes"],
-        optimizer={"type": "DIVERGING_SNES", "population_size": 8, "stdev_init": 0.3},
-    )
-    out = tmp_path / "s"
-    args = [str(config), "--seeds", "1", "--set", "optimizer.fail_at_generation=0"]
-    args += ["--out", str(out), "--handler", "sequential", "--quiet"]
+    _, out, args = diverging_sweep(tmp_path, "0")
     line = "generation 0 failed: FloatingPointError: DIVERGING_SNES diverged at generation 0"
     for _ in range(2):
         assert sweep_cli.main(args) == EXIT_FAILED
