@@ -262,7 +262,40 @@ class ReferenceComposed:
         return observation
 
 
+class ReferenceEgocentric:
+    """The egocentric window of ``neuro_evolution/brains/egocentric.py``'s docstring, one cell
+    at a time: the agent is the first cell (row-major) holding its channel's largest value."""
+
+    def __init__(self, template: Any, genome: np.ndarray, observation_space: gym.Space):
+        assert len(genome) == 0
+        self.shape = tuple(observation_space.shape)
+        self.channel, self.size = template.config.channel, template.config.size
+
+    def reset(self, rng: Any) -> None:
+        """Stateless."""
+
+    def step(self, observation: Any) -> list[float]:
+        height, width, channels = self.shape
+        values = [float(v) for v in np.asarray(observation).reshape(-1)]
+        at = lambda r, c, k: values[(r * width + c) * channels + k]  # noqa: E731
+        row = col = 0
+        for r in range(height):
+            for c in range(width):
+                if at(r, c, self.channel) > at(row, col, self.channel):
+                    row, col = r, c
+        half, window = self.size // 2, []
+        for i in range(self.size):
+            for j in range(self.size):
+                r, c = row + i - half, col + j - half
+                inside = 0 <= r < height and 0 <= c < width
+                for k in range(channels):
+                    if k != self.channel:
+                        window.append(at(r, c, k) if inside else 0.0)
+        return window
+
+
 REFERENCES: dict[str, Any] = {
+    "egocentric": ReferenceEgocentric,
     "CTRNN": ReferenceCTRNN,
     "LSTM": ReferenceLSTM,
     "FFNN": ReferenceFFNN,

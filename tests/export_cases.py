@@ -96,6 +96,17 @@ BRAIN_CASES: dict[str, tuple[dict[str, Any], dict[str, Any], bool]] = {
         },
         False,
     ),
+    "composed-egocentric": (
+        BREAKOUT,
+        {
+            "type": "composed",
+            "parts": [
+                {"type": "egocentric", "size": 5},
+                {"type": "FFNN", "hidden_layers": [], "output_activation": "identity"},
+            ],
+        },
+        False,
+    ),
     "composed-ffnn-lstm": (
         CARTPOLE,
         {

@@ -361,9 +361,9 @@ def make_template(
 __all__ = ["BatchBrain", "Brain", "BrainConfig", "BrainTemplate", "JaxBrain", "make_template"]
 
 
-# The brain types by name: CTRNN, FFNN, LSTM, conv and composed built in, a user's added with
-# register_brain. A built-in type's module is imported when its name is first looked up, so
-# listing the types imports none of them (see ``docs/writing-a-brain.md``).
+# The brain types by name: CTRNN, FFNN, LSTM, conv, egocentric and composed built in, a user's
+# added with register_brain. A built-in type's module is imported when its name is first looked
+# up, so listing the types imports none of them (see ``docs/writing-a-brain.md``).
 BRAINS: Registry[BrainTemplate] = Registry(
     "brain",
     {
@@ -372,6 +372,7 @@ BRAINS: Registry[BrainTemplate] = Registry(
         "LSTM": "neuro_evolution.brains.lstm",
         "composed": "neuro_evolution.brains.composed",
         "conv": "neuro_evolution.brains.conv",
+        "egocentric": "neuro_evolution.brains.egocentric",
     },
     what="brain type",
     known="types",

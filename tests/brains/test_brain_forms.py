@@ -18,15 +18,20 @@ from neuro_evolution.brains.base import BRAINS, JaxBrain, parse_brain_config
 ROOT = Path(__file__).resolve().parents[2]
 
 
-# a small config of every built-in brain type, for a (4, 4, 1) image and 3 raw outputs
+# a small config of every built-in brain type, for a (4, 4, 2) image and 3 raw outputs
 BUILTIN_BRAINS = {
     "CTRNN": {"number_neurons": 3},
     "FFNN": {"hidden_layers": [2]},
     "LSTM": {"hidden_size": 2},
     "conv": {"layers": [{"channels": 2, "kernel": 2, "stride": 2}]},
     "composed": {"parts": [{"type": "conv"}, {"type": "CTRNN", "number_neurons": 2}]},
+    # a front end without weights: checked as the first part of a composed brain
+    "egocentric": {
+        "type": "composed",
+        "parts": [{"type": "egocentric", "size": 3}, {"type": "FFNN", "hidden_layers": [2]}],
+    },
 }
-IMAGE = gym.spaces.Box(-2.0, 2.0, (4, 4, 1), dtype=np.float64)
+IMAGE = gym.spaces.Box(-2.0, 2.0, (4, 4, 2), dtype=np.float64)
 RAW = gym.spaces.Box(-1.0, 1.0, (3,), dtype=np.float64)  # action == raw output
 
 

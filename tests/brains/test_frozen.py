@@ -11,15 +11,18 @@ from examples import PlainSettings, read_plain_setting
 
 from neuro_evolution.brains import brain_types, get_brain_type, make_template
 from neuro_evolution.brains.base import parse_brain_config
+from neuro_evolution.brains.spaces import FeatureSpace
 
 
 def brain_classes(brain_type: str) -> list[type]:
     """The config, template and brain classes of a brain type."""
     config_cls, template_cls = get_brain_type(brain_type)
     config = parse_brain_config({"type": brain_type}, "brain")
-    template = make_template(
-        config, gym.spaces.Box(-1, 1, (3,)), gym.spaces.Discrete(2), np.random.default_rng(0)
-    )
+    observation, action = gym.spaces.Box(-1, 1, (3,)), gym.spaces.Discrete(2)
+    if brain_type == "egocentric":  # a front end: an image in, its window's features out
+        observation = gym.spaces.Box(0, 1, (4, 4, 2))
+        action = FeatureSpace(template_cls.feature_size(config, observation) or 0)
+    template = make_template(config, observation, action, np.random.default_rng(0))
     return [config_cls, template_cls, type(template.new_brain())]
 
 

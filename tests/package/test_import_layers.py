@@ -155,6 +155,7 @@ def layer(module: str) -> int:
 JAX_MODULES = {
     "neuro_evolution.brains.jax_brains",
     "neuro_evolution.brains.jax_conv",
+    "neuro_evolution.brains.jax_egocentric",
     "neuro_evolution.evaluation.jax.envs",
     "neuro_evolution.evaluation.jax.program",
     "neuro_evolution.evaluation.jax.lockstep",
