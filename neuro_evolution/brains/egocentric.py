@@ -17,7 +17,9 @@ agent's and the car's positions, which a linear policy cannot express.
 Every form (single, batch, JAX, export) computes the window with one index table of
 (H·W, features) entries into the flattened image with one zero appended (the outside): row k
 lists the window of an agent at cell k. The features are the observation's own values, copied,
-so every form gives exactly the same numbers.
+so every form gives exactly the same numbers. The table holds H·W·size²·(C-1) int64 entries:
+15,000 for Freeway-MinAtar's 5 x 5 window, 9.3 million (75 MB) for a 21 x 21 window over
+84 x 84 x 4 frames.
 """
 
 from __future__ import annotations
