@@ -32,6 +32,7 @@ from neuro_evolution.core.schema import parse
 from neuro_evolution.evaluation.episodes.environment import EnvironmentConfig
 from neuro_evolution.evaluation.episodes.runner import (
     EpisodeRunnerConfig,
+    EvaluationContext,
     EvaluationResult,
     RunnerSpec,
 )
@@ -155,6 +156,29 @@ def require(extra: str) -> None:
         )
     for module in EXTRAS[extra]:
         importlib.import_module(module)
+
+
+def sequential_and_jax_results(
+    template: BrainTemplate, spec: RunnerSpec, genomes: np.ndarray, seeds: np.ndarray
+) -> list[tuple[list[Any], list[Any]]]:
+    """(sequential, jax) results of the same genomes and seeds, float64, for a training and a
+    validation context: what a test compares to hold the two handlers to one episode."""
+    import jax
+
+    from neuro_evolution.evaluation.jax.handler import JaxHandler
+
+    pairs = []
+    with jax.enable_x64(True), SequentialHandler() as sequential, JaxHandler("float64") as fast:
+        sequential.start(template, spec)
+        fast.start(template, spec)
+        for context in (EvaluationContext(), EvaluationContext(validation=True)):
+            pairs.append(
+                (
+                    sequential.batch_evaluate(genomes, seeds, context),
+                    fast.batch_evaluate(genomes, seeds, context),
+                )
+            )
+    return pairs
 
 
 # The backends that step JAX envs -> the extra each needs.

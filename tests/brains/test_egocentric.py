@@ -10,13 +10,14 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from helpers import require
+from helpers import require, sequential_and_jax_results
 
 from neuro_evolution.brains import make_template
 from neuro_evolution.brains.base import BrainTemplate, parse_brain_config
 from neuro_evolution.brains.egocentric import EgocentricTemplate
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.core.schema import ConfigError
+from neuro_evolution.evaluation.episodes.runner import RunnerSpec
 from neuro_evolution.run.experiment import build_template
 
 IMAGE = gym.spaces.Box(0.0, 1.0, (6, 7, 3), dtype=np.float64)
@@ -219,12 +220,6 @@ def test_sequential_and_jax_handlers_score_freeway_the_same() -> None:
     """Freeway-MinAtar (gymnax): every genome's fitness and steps are the sequential runner's,
     float64, on cut episodes, training and validation alike."""
     require("jax")
-    import jax
-
-    from neuro_evolution.evaluation.episodes.runner import EvaluationContext, RunnerSpec
-    from neuro_evolution.evaluation.jax.handler import JaxHandler
-    from neuro_evolution.evaluation.pools.sequential import SequentialHandler
-
     config = parse_config(
         {
             "environment": {"id": "Freeway-MinAtar", "backend": "gymnax"},
@@ -239,11 +234,6 @@ def test_sequential_and_jax_handlers_score_freeway_the_same() -> None:
     genomes = np.random.default_rng(7).normal(0.0, 1.0, (6, template.genome_size))
     genomes[:, -3:] += np.array([0.0, 3.0, 0.0])  # a bias towards "up": some crossings
     seeds = np.array([21, 22, 23, 24, 25, 26])
-    with jax.enable_x64(True), SequentialHandler() as sequential, JaxHandler("float64") as fast:
-        sequential.start(template, spec)
-        fast.start(template, spec)
-        for context in (EvaluationContext(), EvaluationContext(validation=True)):
-            expected = sequential.batch_evaluate(genomes, seeds, context)
-            got = fast.batch_evaluate(genomes, seeds, context)
-            assert [(r.fitness, r.steps) for r in got] == [(r.fitness, r.steps) for r in expected]
+    for expected, got in sequential_and_jax_results(template, spec, genomes, seeds):
+        assert [(r.fitness, r.steps) for r in got] == [(r.fitness, r.steps) for r in expected]
     assert max(r.fitness for r in expected) > 0

@@ -13,7 +13,13 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from helpers import assert_identical, kill_then_resume, require, run_straight
+from helpers import (
+    assert_identical,
+    kill_then_resume,
+    require,
+    run_straight,
+    sequential_and_jax_results,
+)
 
 require("jax")
 import jax  # noqa: E402
@@ -32,8 +38,6 @@ from neuro_evolution.evaluation.episodes.runner import (  # noqa: E402
     RunnerSpec,
 )
 from neuro_evolution.evaluation.jax.envs import MINATAR_ENVS, JaxGymEnv  # noqa: E402
-from neuro_evolution.evaluation.jax.handler import JaxHandler  # noqa: E402
-from neuro_evolution.evaluation.pools.sequential import SequentialHandler  # noqa: E402
 from neuro_evolution.run.experiment import Experiment  # noqa: E402
 from neuro_evolution.support.seeds import TRAINING_SEED_LIMIT, validation_seeds  # noqa: E402
 
@@ -236,14 +240,9 @@ def test_the_jax_handler_plays_the_sequential_runners_minatar_episodes() -> None
     template = template_for(env.observation_space, env.action_space)
     genomes = np.random.default_rng(5).normal(0.0, 1.0, (5, template.genome_size))
     seeds = np.arange(5) + 40
-    with jax.enable_x64(True), SequentialHandler() as sequential, JaxHandler("float64") as fast:
-        sequential.start(template, spec)
-        fast.start(template, spec)
-        for context in (EvaluationContext(), EvaluationContext(validation=True)):
-            expected = sequential.batch_evaluate(genomes, seeds, context)
-            got = fast.batch_evaluate(genomes, seeds, context)
-            assert [r.steps for r in got] == [r.steps for r in expected]
-            assert [r.fitness for r in got] == pytest.approx([r.fitness for r in expected])
+    for expected, got in sequential_and_jax_results(template, spec, genomes, seeds):
+        assert [r.steps for r in got] == [r.steps for r in expected]
+        assert [r.fitness for r in got] == pytest.approx([r.fitness for r in expected])
     assert len({r.steps for r in got}) > 1
 
 
