@@ -19,6 +19,7 @@ from neuro_evolution.config.tree import parse_config
 from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.evaluation.episodes.runner import RunnerSpec
 from neuro_evolution.run.experiment import build_template
+from neuro_evolution.support.errors import UnsupportedSpaceError
 
 IMAGE = gym.spaces.Box(0.0, 1.0, (6, 7, 3), dtype=np.float64)
 RAW = gym.spaces.Box(-np.inf, np.inf, (2,), dtype=np.float64)  # outputs as they are
@@ -75,8 +76,9 @@ def images(count: int, seed: int) -> np.ndarray:
 
 @pytest.mark.parametrize("size", [1, 3, 5, 13])
 def test_the_window_is_the_cells_around_the_agent_in_every_form(size: int) -> None:
-    """Single brain, batch brain (all rows and an ``active`` subset) and export agree with the
-    cell-by-cell rule exactly: the window is a copy of the observation's values."""
+    """Single brain and batch brain (all rows and an ``active`` subset) agree with the
+    cell-by-cell rule exactly: the window is a copy of the observation's values (the export
+    form: the ``composed-egocentric`` case of tests/export_cases.py)."""
     template = template_for(
         {
             "type": "composed",
@@ -211,7 +213,7 @@ def test_a_window_it_cannot_cut_is_one_line_naming_the_field(brain, space, path,
     ],
 )
 def test_an_observation_without_channels_to_cut_is_refused_in_one_line(space, fragment) -> None:
-    with pytest.raises(Exception) as caught:
+    with pytest.raises(UnsupportedSpaceError) as caught:
         template_for(composed(channel=0), space)
     assert fragment in str(caught.value) and "\n" not in str(caught.value)
 
