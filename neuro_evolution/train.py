@@ -6,9 +6,10 @@ the env's spaces, a dry run of one env step, and the rest of the start-up checks
 (:mod:`neuro_evolution.run.start_up`, the same for sweep, pbt and library use).
 
 ``python -m neuro_evolution.train --resume RUN_DIR [--generations N] [--max-env-steps N]
-[--handler ...]`` continues a run exactly from its latest checkpoint (see
+[--max-evaluations N] [--handler ...]`` continues a run exactly from its latest checkpoint (see
 :mod:`neuro_evolution.run.resume`). Resuming a run that already reached its
-``number_generations`` or ``max_env_steps`` prints so and exits 0 without training.
+``number_generations``, ``max_env_steps`` or ``max_evaluations`` prints so and exits 0 without
+training.
 
 Stopping: during training, the first SIGINT (Ctrl-C) or SIGTERM lets the current generation
 finish, writes a checkpoint and exits with 128 + the signal number (130 for SIGINT, 143 for
@@ -98,6 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="override max_env_steps, the training env-step budget (with --resume: train on "
         "to N env steps)",
     )
+    parser.add_argument(
+        "--max-evaluations",
+        type=int,
+        metavar="N",
+        help="override max_evaluations, the training evaluation budget (genomes scored; with "
+        "--resume: train on to N evaluations)",
+    )
     return parser
 
 
@@ -107,8 +115,12 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         parser.error("give exactly one of CONFIG (a new run) or --resume RUN_DIR (continue a run)")
     if args.resume is not None and args.out is not None:
         parser.error("--out cannot be used with --resume: a run continues in its own directory")
-    if args.max_env_steps is not None and args.max_env_steps < 1:
-        parser.error(f"--max-env-steps must be >= 1, got {args.max_env_steps}")
+    for flag, value in (
+        ("--max-env-steps", args.max_env_steps),
+        ("--max-evaluations", args.max_evaluations),
+    ):
+        if value is not None and value < 1:
+            parser.error(f"{flag} must be >= 1, got {value}")
 
 
 def start_workers(experiment: Experiment) -> None:
@@ -128,10 +140,15 @@ def start_workers(experiment: Experiment) -> None:
 
 def summary_lines(summary: RunSummary) -> list[str]:
     """The end-of-run report: held-out validation first, the training maximum only as such."""
-    budget = f" (reached max_env_steps {summary.budget})" if summary.budget_spent else ""
+    spent = summary.spent_budget
+    budget = ""
+    if spent is not None:
+        limit = summary.budget if spent == "max_env_steps" else summary.evaluation_budget
+        budget = f" (reached {spent} {limit})"
+    counted = f"{summary.evaluations} evaluations, " if summary.evaluation_budget else ""
     lines = [
-        f"done: {summary.generations} generations, {summary.env_steps} env steps{budget} in "
-        f"{summary.wall_time:.1f} s"
+        f"done: {summary.generations} generations, {counted}{summary.env_steps} env steps"
+        f"{budget} in {summary.wall_time:.1f} s"
     ]
     lines += summary.handler_statistics.summary_lines()  # e.g. the jax handler's compilations
     validation = summary.validation
@@ -229,12 +246,19 @@ def finished_line(experiment: Experiment, run_dir: Path) -> str:
         experiment.config.number_generations,
         experiment.solved,
     )
-    budget = experiment.config.max_env_steps
-    if generation < total and experiment.budget_spent(experiment.env_steps_total):
+    steps, evaluations = experiment.env_steps_total, experiment.evaluations_total
+    spent = experiment.spent_budget(steps, evaluations)
+    if generation < total and spent is not None:
+        config = experiment.config
+        if spent == "max_env_steps":
+            count, limit = f"{steps} training env steps", config.max_env_steps
+            flag, above = "--max-env-steps", steps
+        else:
+            count, limit = f"{evaluations} training evaluations", config.max_evaluations
+            flag, above = "--max-evaluations", evaluations
         return (
             f"{run_dir}: the run stopped after generation {generation} because its "
-            f"{experiment.env_steps_total} training env steps reached max_env_steps {budget}; "
-            f"pass --max-env-steps N (N > {experiment.env_steps_total}) to train on"
+            f"{count} reached {spent} {limit}; pass {flag} N (N > {above}) to train on"
         )
     if generation < total and solved is not None and solved.validation_mean is not None:
         target = experiment.config.validation.target if experiment.config.validation else None
@@ -261,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
         config = apply_overrides(load_config(args.config), args)
         if args.max_env_steps is not None:
             config = dataclasses.replace(config, max_env_steps=args.max_env_steps)
+        if args.max_evaluations is not None:
+            config = dataclasses.replace(config, max_evaluations=args.max_evaluations)
         experiment = Experiment(config, quiet=args.quiet)  # validates, builds, dry-runs
         run_dir = lock = None
         try:
@@ -295,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
                 quiet=args.quiet,
                 should_stop=request.requested,
                 max_env_steps=KEEP if args.max_env_steps is None else args.max_env_steps,
+                max_evaluations=KEEP if args.max_evaluations is None else args.max_evaluations,
             )
         lock = RunLock.acquire(run_dir, PROGRAM)  # a second share: held past experiment.close
         try:

@@ -54,6 +54,14 @@ class ExperimentConfig(ConfigBase):
         "number_generations alone",
         ge=1,
     )
+    max_evaluations: int | None = option(
+        None,
+        doc="training evaluation budget (genomes scored, each over number_fitness_runs "
+        "episodes; validation not counted): the run ends (validated) after the generation whose "
+        "evaluations reach it, or at number_generations or max_env_steps if that comes first; "
+        "null: no such budget",
+        ge=1,
+    )
     optimizer: OptimizerConfig = option(
         doc="evolution strategy: {type: a registered optimizer, ...} (sections below)"
     )

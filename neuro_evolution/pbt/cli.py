@@ -102,12 +102,13 @@ def check_schedule(config: ExperimentConfig, section: PbtConfig) -> None:
             f"interval must end with a validation; use {interval - interval % every} or "
             f"{interval - interval % every + every}",
         )
-    if config.max_env_steps is not None:
-        raise ConfigError(
-            "max_env_steps",
-            "a PBT runs every member for number_generations, interval by interval; set "
-            "max_env_steps to null and give the length as number_generations",
-        )
+    for budget in ("max_env_steps", "max_evaluations"):
+        if getattr(config, budget) is not None:
+            raise ConfigError(
+                budget,
+                "a PBT runs every member for number_generations, interval by interval; set "
+                f"{budget} to null and give the length as number_generations",
+            )
     generations = config.number_generations
     if generations % interval:
         raise ConfigError(

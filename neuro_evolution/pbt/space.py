@@ -33,6 +33,7 @@ FIXED = {
     "random_seed": "each run's seed is the config's random_seed + its index",
     "number_generations": "it is the length of every run",
     "max_env_steps": "every run trains number_generations",
+    "max_evaluations": "every run trains number_generations",
     "evaluation": "every run shares one pool",
     "checkpoint": "it does not change results",
     "observers": "it does not change results",

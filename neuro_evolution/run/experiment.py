@@ -53,7 +53,7 @@ from neuro_evolution.run.start_up import (
     say_warnings,
     start_up_warnings,
 )
-from neuro_evolution.run.summary import RunSummary, ValidatedGeneration
+from neuro_evolution.run.summary import RunSummary, ValidatedGeneration, spent_budget
 from neuro_evolution.support.errors import PerformanceWarning, UserError
 from neuro_evolution.support.seeds import (
     generation_seeds,
@@ -279,11 +279,11 @@ class Experiment:
 
     @property
     def done(self) -> bool:
-        """Whether ``number_generations`` generations have run, the training env steps reached
-        ``max_env_steps``, or validation reached its target (unless ``train_past_target``: a
-        solved run extended with ``--generations``)."""
+        """Whether ``number_generations`` generations have run, a budget (``max_env_steps``,
+        ``max_evaluations``) is spent, or validation reached its target (unless
+        ``train_past_target``: a solved run extended with ``--generations``)."""
         solved = self.solved is not None and not self.train_past_target
-        spent = self.budget_spent(self.env_steps_total)
+        spent = self.budget_spent(self.env_steps_total, self.evaluations_total)
         return self.generation >= self.config.number_generations or spent or solved
 
     @property
@@ -291,10 +291,22 @@ class Experiment:
         """Training env steps of the generations logged so far."""
         return self.log[-1].env_steps_total if self.log else 0
 
-    def budget_spent(self, env_steps_total: int) -> bool:
-        """Whether ``env_steps_total`` training env steps reach ``max_env_steps`` (if set)."""
-        budget = self.config.max_env_steps
-        return budget is not None and env_steps_total >= budget
+    @property
+    def evaluations_total(self) -> int:
+        """Training evaluations (genomes scored) of the generations logged so far."""
+        return sum(row.evaluations for row in self.log)
+
+    def spent_budget(self, env_steps_total: int, evaluations_total: int) -> str | None:
+        """The budget that ``env_steps_total`` training env steps and ``evaluations_total``
+        training evaluations reach: ``"max_env_steps"``, ``"max_evaluations"`` or None."""
+        config = self.config
+        return spent_budget(
+            config.max_env_steps, config.max_evaluations, env_steps_total, evaluations_total
+        )
+
+    def budget_spent(self, env_steps_total: int, evaluations_total: int) -> bool:
+        """Whether the training so far reaches ``max_env_steps`` or ``max_evaluations``."""
+        return self.spent_budget(env_steps_total, evaluations_total) is not None
 
     @property
     def solved(self) -> LogRow | None:
@@ -341,17 +353,17 @@ class Experiment:
         if message is not None:
             warnings.warn(message, PerformanceWarning, stacklevel=3)
 
-    def validation_due(self, env_steps_total: int) -> bool:
+    def validation_due(self, env_steps_total: int, evaluations_total: int) -> bool:
         """Whether the generation just completed, which brought the training env steps to
-        ``env_steps_total``, is followed by a validation (every ``every_generations``, and the
-        run's last generation)."""
+        ``env_steps_total`` and the evaluations to ``evaluations_total``, is followed by a
+        validation (every ``every_generations``, and the run's last generation)."""
         section = self.config.validation
         if section is None:
             return False
         return (
             self.generation % section.every_generations == 0
             or self.generation >= self.config.number_generations
-            or self.budget_spent(env_steps_total)
+            or self.budget_spent(env_steps_total, evaluations_total)
         )
 
     def validation_request(self, candidate: Candidate) -> EvaluationRequest:
@@ -443,7 +455,8 @@ class Experiment:
         self.generation += 1
         candidate = self.candidate()
         score = None
-        if self.validation_due(self.env_steps_total + env_steps):
+        evaluations_total = self.evaluations_total + len(genomes)
+        if self.validation_due(self.env_steps_total + env_steps, evaluations_total):
             validation = yield self.validation_request(candidate)
             score = ValidationScore.from_results(self.generation, validation)
         row = self.log_row(generation, fitness, env_steps, score)
@@ -583,6 +596,8 @@ class Experiment:
             solved=None if solved is None else ValidatedGeneration.from_row(solved),
             metrics=self.log[-1].metrics if self.log else (),
             budget=self.config.max_env_steps,
+            evaluations=self.evaluations_total,
+            evaluation_budget=self.config.max_evaluations,
         )
 
     def close(self, failing: bool = False) -> None:

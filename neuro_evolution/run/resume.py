@@ -122,6 +122,7 @@ def resumed_config(
     number_generations: int | None,
     evaluation: Mapping[str, Any] | None,
     max_env_steps: int | None | Keep = KEEP,
+    max_evaluations: int | None | Keep = KEEP,
 ) -> ExperimentConfig:
     """The run's config after checking it against the checkpoint, with the allowed overrides."""
     data = read_run_config(run_dir)
@@ -130,13 +131,15 @@ def resumed_config(
         raise ResumeError(
             f"{run_dir / CONFIG_FILE}: changed since the checkpoint ({', '.join(changed)}); a "
             "resume may only change number_generations (--generations), max_env_steps, "
-            "observers and the evaluation section (--handler, --workers, ...): undo the change "
-            "or start a new run"
+            "max_evaluations, observers and the evaluation section (--handler, --workers, "
+            "...): undo the change or start a new run"
         )
     if number_generations is not None:
         data["number_generations"] = number_generations
     if max_env_steps != KEEP:
         data["max_env_steps"] = max_env_steps
+    if max_evaluations != KEEP:
+        data["max_evaluations"] = max_evaluations
     data["evaluation"] = {**data["evaluation"], **(evaluation or {})}
     config = parse_config(data)
     if run_config_hash(config) != status["config_hash"]:
@@ -198,13 +201,15 @@ def resume_experiment(
     quiet: bool = True,
     should_stop: Callable[[], bool] | None = None,
     max_env_steps: int | None | Keep = KEEP,
+    max_evaluations: int | None | Keep = KEEP,
 ) -> Experiment:
     """An experiment continuing ``run_dir`` exactly where its latest usable checkpoint left it.
 
-    ``number_generations`` extends (or sets) the run's end, ``max_env_steps`` its env-step
-    budget (None: none; default: the run's own); ``evaluation`` overrides fields of
-    the evaluation section (or pass a ready ``handler``). The experiment writes into ``run_dir``
-    and checkpoints as before; ``experiment.done`` is already true for a finished run.
+    ``number_generations`` extends (or sets) the run's end, ``max_env_steps`` and
+    ``max_evaluations`` its budgets (None: none; default: the run's own); ``evaluation``
+    overrides fields of the evaluation section (or pass a ready ``handler``). The experiment
+    writes into ``run_dir`` and checkpoints as before; ``experiment.done`` is already true for
+    a finished run.
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -227,6 +232,7 @@ def resume_experiment(
             quiet,
             should_stop,
             max_env_steps,
+            max_evaluations,
         )
     except BaseException:
         lock.release()
@@ -242,13 +248,14 @@ def continue_run(
     quiet: bool,
     should_stop: Callable[[], bool] | None,
     max_env_steps: int | None | Keep = KEEP,
+    max_evaluations: int | None | Keep = KEEP,
 ) -> Experiment:
     """:func:`resume_experiment` once ``run_dir`` is locked (``lock`` goes to the experiment)."""
     status = read_status(run_dir)
     warn_about_versions(status)
     checkpoint, entries = load_latest_checkpoint(run_dir, status)
     config = resumed_config(
-        run_dir, checkpoint, status, number_generations, evaluation, max_env_steps
+        run_dir, checkpoint, status, number_generations, evaluation, max_env_steps, max_evaluations
     )
     experiment = Experiment(config, handler=handler, quiet=quiet)
     try:

@@ -8,7 +8,8 @@ is in place), so it never points at a file that is not complete. Fields::
                        a difference on resume is a one-line warning each
     config_hash        SHA-256 of the resolved config without CONFIG_HASH_IGNORES (the evaluation
                        section: every handler gives identical results; number_generations: a run
-                       may be extended; observers: they only read the log)
+                       may be extended, and so may its budgets max_env_steps and max_evaluations;
+                       observers: they only read the log)
     generation         generations completed at the latest checkpoint
     number_generations the run's target when the status was written
     finished           whether the run had reached number_generations
@@ -33,7 +34,13 @@ from neuro_evolution.support.errors import ResumeError, ResumeWarning
 
 STATUS_FILE = "training_status.json"
 STATUS_FORMAT_VERSION = 1
-CONFIG_HASH_IGNORES = ("evaluation", "number_generations", "max_env_steps", "observers")
+CONFIG_HASH_IGNORES = (
+    "evaluation",
+    "number_generations",
+    "max_env_steps",
+    "max_evaluations",
+    "observers",
+)
 STATUS_FIELDS = (
     "format_version",
     "versions",

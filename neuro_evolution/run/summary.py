@@ -8,6 +8,21 @@ from neuro_evolution.evaluation.pools.base import HandlerStatistics
 from neuro_evolution.run.directory import LogRow
 
 
+def spent_budget(
+    max_env_steps: int | None,
+    max_evaluations: int | None,
+    env_steps_total: int,
+    evaluations_total: int,
+) -> str | None:
+    """The budget that the training so far reaches (``"max_env_steps"`` first, then
+    ``"max_evaluations"``), or None; a budget of None is never reached."""
+    if max_env_steps is not None and env_steps_total >= max_env_steps:
+        return "max_env_steps"
+    if max_evaluations is not None and evaluations_total >= max_evaluations:
+        return "max_evaluations"
+    return None
+
+
 @dataclasses.dataclass(frozen=True)
 class ValidatedGeneration:
     """A generation that ended with a held-out validation: its score, and the run's wall time
@@ -53,8 +68,15 @@ class RunSummary:
     # the optimizer's own log columns of the last generation (QD: coverage, qd_score, qd_best)
     metrics: tuple[tuple[str, float], ...] = ()
     budget: int | None = None  # max_env_steps
+    evaluations: int = 0  # training evaluations (genomes scored) of all generations
+    evaluation_budget: int | None = None  # max_evaluations
+
+    @property
+    def spent_budget(self) -> str | None:
+        """The budget the run's training reached: "max_env_steps", "max_evaluations" or None."""
+        return spent_budget(self.budget, self.evaluation_budget, self.env_steps, self.evaluations)
 
     @property
     def budget_spent(self) -> bool:
-        """Whether the run's training env steps reached its ``max_env_steps``."""
-        return self.budget is not None and self.env_steps >= self.budget
+        """Whether the run's training reached its ``max_env_steps`` or ``max_evaluations``."""
+        return self.spent_budget is not None

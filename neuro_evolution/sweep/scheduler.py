@@ -149,6 +149,7 @@ class Sweep:
                 handler=handler,
                 should_stop=self.should_stop,
                 max_env_steps=plan.config.max_env_steps,
+                max_evaluations=plan.config.max_evaluations,
             )
             experiment.train_past_target = self.train_past_target
             if experiment.done:
