@@ -177,6 +177,15 @@ ConfigT = TypeVar("ConfigT", bound=BrainConfig)
 BrainT = TypeVar("BrainT", bound=Brain)
 
 
+def units_in_gene_order(owners: np.ndarray) -> np.ndarray:
+    """``owners`` (one unit label per gene) relabelled 0, 1, ... in the order of each unit's
+    first gene, the numbering :meth:`BrainTemplate.gene_units` returns."""
+    _, first, inverse = np.unique(owners, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inverse.ravel()]
+
+
 class BrainTemplate(ReadOnlyRecord, Generic[ConfigT, BrainT]):
     """Read-only, per-experiment factory of brains. Subclasses are ``frozen_dataclass``es.
 
@@ -251,6 +260,13 @@ class BrainTemplate(ReadOnlyRecord, Generic[ConfigT, BrainT]):
             f"brain type {self.config.type_name()!r} has no {what}; write "
             f"{type(self).__name__}.{method}() (see {page}) {instead}",
         )
+
+    def gene_units(self) -> np.ndarray | None:
+        """The genome's layout by unit: a (genome_size,) int array whose entry g numbers the
+        neuron (or output unit) that gene g belongs to, e.g. its incoming weights and its bias;
+        units are numbered 0, 1, ... in the order of their first gene. None (the default): this
+        type does not say, and an optimizer that recombines by neuron refuses it."""
+        return None
 
     @classmethod
     def feature_size(cls, config: Any, observation_space: gym.Space) -> int | None:

@@ -220,6 +220,17 @@ class ComposedTemplate(BrainTemplate[ComposedConfig, ComposedBrain]):
         """Part i's genome slice."""
         return [slice(a, b) for a, b in zip(self.offsets, self.offsets[1:])]
 
+    def gene_units(self) -> np.ndarray | None:
+        """The parts' units one after the other; None if a part does not say."""
+        units, first = [], 0
+        for part in self.parts:
+            own = part.gene_units()
+            if own is None:
+                return None
+            units.append(first + own)
+            first += int(own.max()) + 1 if len(own) else 0
+        return np.concatenate(units) if units else np.zeros(0, dtype=np.int64)
+
     def new_brain(self) -> ComposedBrain:
         return ComposedBrain([part.new_brain() for part in self.parts])
 

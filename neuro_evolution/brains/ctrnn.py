@@ -49,6 +49,7 @@ from neuro_evolution.brains.base import (
     BrainConfig,
     BrainTemplate,
     JaxBrain,
+    units_in_gene_order,
 )
 from neuro_evolution.brains.input_scaling import NORMALIZE_DOC, input_scaling
 from neuro_evolution.brains.masks import (
@@ -433,6 +434,20 @@ class CTRNNTemplate(_PlannedTemplate):
     def batch_brain(self, genomes: np.ndarray) -> CTRNNBatchBrain:
         genomes = self.check_genomes(genomes)
         return CTRNNBatchBrain(self.io, self._plan, genomes)
+
+    def gene_units(self) -> np.ndarray:
+        """Neuron j owns its incoming V and W entries, b_j, y0_j and its own state bounds;
+        output o owns its column of T; a global state bound is a unit of its own."""
+        c, N = self.config, self.config.number_neurons
+        owners = [np.nonzero(self.v_mask)[1], np.nonzero(self.w_mask)[1]]
+        owners.append(N + np.nonzero(self.t_mask)[1])
+        neurons = np.arange(N)
+        owners += [neurons] * (int(c.use_bias) + int(c.optimize_y0))
+        if c.optimize_state_boundaries == "per_neuron":
+            owners += [neurons, neurons]
+        elif c.optimize_state_boundaries == "global":
+            owners.append(N + self.t_mask.shape[1] + np.arange(2))
+        return units_in_gene_order(np.concatenate(owners))
 
     def jax_brain(self) -> JaxBrain:
         from neuro_evolution.brains.jax_brains import CTRNNJaxBrain  # jax: an optional extra

@@ -188,6 +188,16 @@ class FFNNTemplate(BrainTemplate[FFNNConfig, FFNNBrain]):
             )
         return FFNNBatchBrain(self.io, self.config.activation, weights, biases, self.squashes)
 
+    def gene_units(self) -> np.ndarray:
+        """Unit by unit, layer by layer: a unit owns its column of W_l and its bias."""
+        units = np.empty(self.genome_size, dtype=np.int64)
+        first = 0
+        for n_in, n_out, w, b in self._slices():
+            units[w] = first + np.repeat(np.arange(n_out), n_in)
+            units[b] = first + np.arange(b.stop - b.start)
+            first += n_out
+        return units
+
     def jax_brain(self) -> JaxBrain:
         from neuro_evolution.brains.jax_brains import FFNNJaxBrain  # jax: an optional extra
 
