@@ -111,6 +111,7 @@ class Optimizer(metaclass=FrozenABCMeta):
         self.config = config
         self.genome_size = genome_size
         self.generation = 0  # generations told so far (counted by tell)
+        self.gene_units: np.ndarray | None = None  # the genome's neurons (use_gene_units)
         bounds = getattr(config, "bounds", None)
         self.bounds = None if bounds is None else GeneBounds(bounds, genome_size)
         if self.bounds is not None and self.bounds.method == "resample" and not self.REDRAWS:
@@ -122,6 +123,17 @@ class Optimizer(metaclass=FrozenABCMeta):
 
     # Whether _redraw is implemented (bounds.method "resample" is refused otherwise).
     REDRAWS = False
+
+    def use_gene_units(self, units: np.ndarray | None) -> None:
+        """Take the genome's layout by neuron (:meth:`BrainTemplate.gene_units`: a unit number
+        per gene, or None where the brain type does not say) as ``gene_units``; a method that
+        recombines by neuron overrides this to refuse None in one line."""
+        if units is not None and np.shape(units) != (self.genome_size,):
+            raise ValueError(
+                f"gene_units: one unit per gene expected ({self.genome_size}), got "
+                f"shape {np.shape(units)}"
+            )
+        self.gene_units = units
 
     def ask(self) -> np.ndarray:
         """The (P, genome_size) genomes to evaluate this generation, inside the bounds; asking

@@ -7,9 +7,13 @@ of n genes, and each gene's m values X_i form one subpopulation. Every generatio
 1. evaluate the m genomes x_j = (x_1j, ..., x_nj) and sort them by fitness, best first;
 2. recombine: l offspring from the top quarter (ceil(m / 4), at least 2): each pair of
    parents drawn at random from it (without replacement) gives two children by one-point
-   crossover (cut uniform in 1..n-1), then every gene of a child is, with probability
-   ``mutation_rate``, moved by ``mutation_scale`` times Cauchy (or Gaussian) noise;
-3. in each subpopulation the offspring replace the l worst: o_{i,k} -> x_{i,m-k}, k = 1..l;
+   crossover (cut uniform in 1..n-1; ``crossover: neuron``: one cut within each neuron's genes,
+   the brain template's :meth:`~neuro_evolution.brains.base.BrainTemplate.gene_units`, as the
+   paper recombines), then every gene of a child is, with probability ``mutation_rate``, moved
+   by ``mutation_scale`` times Cauchy (or Gaussian) noise;
+3. in each subpopulation the offspring replace the l worst: o_{i,k} -> x_{i,m-k}, k = 1..l
+   (``mutation_scope: population``: the mutation of step 2 then moves every gene of the new P,
+   survivors too, instead of the offspring's alone);
 4. permute: in each subpopulation X_i every surviving value x_ij is marked with probability
 
        p(x_ij) = 1 - ((f(x_j) - f_min) / (f_max - f_min))^(1/n)
@@ -20,8 +24,11 @@ of n genes, and each gene's m values X_i form one subpopulation. Every generatio
    marks all), and the marked values are shuffled among their own positions in X_i.
 
 Choices where the paper leaves room: l (``offspring``; default the size of the top quarter, so
-the worst quarter is replaced), and offspring are not permuted (they are evaluated as
-recombination made them). l matters on the double pole without velocities
+the worst quarter is replaced), offspring are not permuted (they are evaluated as
+recombination made them), and which genes mutate: the paper's Fig. 2 mutates "each weight in
+P", its experiments' text "each weight in a new network" (``mutation_scope``; default
+``offspring``). docs/benchmarks/reproductions.md measures each choice on the paper's double
+pole. l matters on the double pole without velocities
 (docs/benchmarks/matrix.md).
 The paper's f(x_ij) is min-max scaled fitness, not rank: ``marking: fitness`` is the default.
 The best genome is never marked (p = 0), so it survives whole into the next generation.
@@ -60,6 +67,8 @@ from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 NAME = "COSYNE"
 
 Marking = Literal["fitness", "rank", "all"]
+Crossover = Literal["genome", "neuron"]
+MutationScope = Literal["offspring", "population"]
 
 
 @config_class
@@ -84,6 +93,17 @@ class CosyneConfig(OptimizerConfig):
         doc="l: offspring bred from the top quarter each generation, replacing the l least fit"
         " (null: as many as the top quarter holds); at most population_size - 1",
         ge=1,
+    )
+    crossover: Crossover = option(
+        "genome",
+        doc="genome: one-point crossover over the whole genome; neuron: one point within each"
+        " neuron's genes (the paper's recombination; needs a brain type that names its neurons'"
+        " genes: FFNN, CTRNN, composed of them)",
+    )
+    mutation_scope: MutationScope = option(
+        "offspring",
+        doc="offspring: mutation moves the new offspring's genes; population: every gene of the"
+        " new population P, survivors too (the paper's 'each weight in P')",
     )
     marking: Marking = option(
         "fitness",
@@ -179,23 +199,60 @@ class Cosyne(Optimizer):
         """The best genome of the latest generation told (None before the first tell)."""
         return self._generation_best[0].copy() if len(self._generation_best) else None
 
-    def _offspring(self, parents: np.ndarray, count: int) -> np.ndarray:
-        """``count`` children of the sorted top-quarter ``parents``: one-point crossover of
-        random pairs, then mutation (draws in that order)."""
+    def use_gene_units(self, units: np.ndarray | None) -> None:
+        """``crossover: neuron`` needs the genome's neurons: refused in one line without."""
+        super().use_gene_units(units)
+        if self.config.crossover != "neuron":
+            return
+        if units is None:
+            raise ConfigError(
+                "optimizer.crossover",
+                "neuron needs a brain type that names which genes belong to which neuron "
+                "(FFNN, CTRNN, or a composed brain of them); use crossover: genome",
+            )
+        order = np.argsort(units, kind="stable")  # each unit's genes, in genome order
+        self._unit_genes = tuple(np.split(order, np.cumsum(np.bincount(units))[:-1]))
+
+    def _cross(self, first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Two children of one pair: one cut over the genome, or (``crossover: neuron``) one
+        cut within each neuron's genes, unit by unit (a unit of one gene is not cut)."""
         n = self.genome_size
-        children = np.empty((count, n))
+        if self.config.crossover == "genome":
+            cut = int(self._rng.integers(1, n)) if n > 1 else n
+            return (
+                np.concatenate([first[:cut], second[cut:]]),
+                np.concatenate([second[:cut], first[cut:]]),
+            )
+        one, other = first.copy(), second.copy()
+        for genes in self._unit_genes:
+            if len(genes) > 1:
+                tail = genes[int(self._rng.integers(1, len(genes))) :]
+                one[tail], other[tail] = second[tail], first[tail]
+        return one, other
+
+    def _mutated(self, genomes: np.ndarray) -> np.ndarray:
+        """``genomes`` with each gene moved, with probability ``mutation_rate``, by
+        ``mutation_scale`` times Cauchy (or Gaussian) noise."""
+        shape = genomes.shape
+        mutated = self._rng.random(shape) < self.config.mutation_rate
+        if self.config.mutation == "cauchy":
+            noise = self._rng.standard_cauchy(shape)
+        else:
+            noise = self._rng.standard_normal(shape)
+        return genomes + np.where(mutated, self.config.mutation_scale * noise, 0.0)
+
+    def _offspring(self, parents: np.ndarray, count: int) -> np.ndarray:
+        """``count`` children of the sorted top-quarter ``parents``: crossover of random pairs,
+        then (``mutation_scope: offspring``) mutation, draws in that order."""
+        children = np.empty((count, self.genome_size))
         for k in range(0, count, 2):
             first, second = parents[self._rng.choice(len(parents), 2, replace=False)]
-            cut = int(self._rng.integers(1, n)) if n > 1 else n
-            children[k] = np.concatenate([first[:cut], second[cut:]])
+            one, other = self._cross(first, second)
+            children[k] = one
             if k + 1 < count:
-                children[k + 1] = np.concatenate([second[:cut], first[cut:]])
-        mutated = self._rng.random((count, n)) < self.config.mutation_rate
-        if self.config.mutation == "cauchy":
-            noise = self._rng.standard_cauchy((count, n))
-        else:
-            noise = self._rng.standard_normal((count, n))
-        children += np.where(mutated, self.config.mutation_scale * noise, 0.0)
+                children[k + 1] = other
+        if self.config.mutation_scope == "offspring":
+            children = self._mutated(children)
         return self.within_bounds(children)
 
     def _tell(self, fitness: np.ndarray, evaluations: Evaluations) -> None:
@@ -213,6 +270,8 @@ class Cosyne(Optimizer):
         population = np.empty_like(ranked)
         population[:survivors] = permute_marked(ranked[:survivors], marked, keys)
         population[survivors:] = children[::-1]  # o_k -> x_{m-k}
+        if self.config.mutation_scope == "population":
+            population = self.within_bounds(self._mutated(population))
         self._population = population
         self._asked = False
 

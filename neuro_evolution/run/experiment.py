@@ -180,6 +180,7 @@ class Experiment:
             config.optimizer,
             self.template.genome_size,
             optimizer_seed(config.random_seed),
+            self.template.gene_units(),
         )
         measures = run_measures(config, self.optimizer)
         self.spec = RunnerSpec(
