@@ -1,0 +1,95 @@
+"""scripts/reproduce.py: what a case counts, every table's configs, and a whole small table run,
+resumed and reported."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from helpers import small_config
+
+from neuro_evolution.compare import Run
+from neuro_evolution.config.tree import parse_config
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def reproduce() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("reproduce", ROOT / "scripts/reproduce.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["reproduce"] = module  # dataclasses resolve its annotations there
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_of(rows: list[tuple[int, float | None]], target: float = 1.0, episodes: int = 1) -> Run:
+    log = [
+        {"generation": g, "evaluations": evaluations, "validation_mean": validation}
+        for g, (evaluations, validation) in enumerate(rows)
+    ]
+    config = {"validation": {"target": target}, "episode_runner": {"number_fitness_runs": episodes}}
+    return Run(Path("."), config, log)
+
+
+def test_a_case_counts_evaluations_up_to_the_first_validation_at_the_target(reproduce) -> None:
+    """Generations 0-2 of 30 evaluations, generation 2 reaching the target: 90; a run that
+    never reaches it: inf; episodes multiply by the episodes per evaluation."""
+    case = reproduce.Case("c", "x.json", "paper")
+    run = run_of([(30, 0.2), (30, None), (30, 1.0), (30, 1.0)])
+    assert reproduce.counted(case, run) == 90
+    assert reproduce.counted(case, run_of([(30, 0.9), (30, 0.99)])) == math.inf
+    episodes = reproduce.Case("c", "x.json", "paper", count="episodes")
+    assert reproduce.counted(episodes, run_of([(8, 0.2), (8, 1.5)], episodes=2)) == 32
+
+
+def test_every_case_of_every_table_is_a_valid_config(reproduce) -> None:
+    for table in reproduce.TABLES.values():
+        for case in table.cases:
+            parse_config(reproduce.case_config(case))
+
+
+def test_a_table_runs_resumes_and_prints_one_line_per_case(reproduce, tmp_path, capsys) -> None:
+    """A two-case table of CartPole runs: the first call trains and prints each case's line and
+    the paper's figure; a second call trains nothing more and prints the same; an unknown case
+    is refused in one line."""
+    config = tmp_path / "small.json"
+    data = small_config(number_generations=3, validation={"every_generations": 1, "episodes": 2})
+    data["validation"]["target"] = 10.0  # reached within the 3 generations
+    config.write_text(json.dumps(data))
+    never = (("validation.target", 10**6),)
+    table = reproduce.Table(
+        "a small table",
+        "1-2",
+        (
+            reproduce.Case("easy", str(config), "paper: 1 (Table 0)"),
+            reproduce.Case("hard", str(config), "paper: 2 (Table 0)", changes=never),
+        ),
+    )
+    reproduce.TABLES["small"] = table
+    try:
+        command = ["small", "--out", str(tmp_path / "out"), "--handler", "sequential"]
+        assert reproduce.main(command) == 0
+        first = capsys.readouterr().out
+        assert re.search(
+            r"^easy: mean [\d,]+, median [\d,]+ \[[\d,]+, [\d,]+\] 2/2 solved", first, re.M
+        )
+        assert "hard: mean inf, median inf [inf, inf] 0/2 solved (evaluations)" in first
+        assert "    paper: paper: 2 (Table 0)" in first
+        logs = sorted((tmp_path / "out").rglob("log.csv"))
+        assert len(logs) == 4
+        before = [path.read_text() for path in logs]
+        assert reproduce.main(command) == 0
+        assert [path.read_text() for path in logs] == before
+        assert capsys.readouterr().out.endswith(first.split("a small table\n", 1)[1])
+        assert reproduce.main([*command, "--cases", "easy,nope"]) == 2
+        assert "--cases: unknown nope" in capsys.readouterr().err
+    finally:
+        del reproduce.TABLES["small"]
