@@ -13,8 +13,10 @@ in the table's notes, under its name. Prints one line per case,
 
     CASE: mean M, median N [min, max] k/n solved
 
-over all n seeds (so the mean is inf when a seed failed, the median when half did; the solved
-runs' own mean follows in brackets), then the paper's figure with its table and page. A case
+over all n seeds whose runs ended (so the mean is inf when a seed failed, the median when half
+did; the solved runs' own mean follows in brackets), then the paper's figure with its table. A
+run that has not ended (running, or stopped before its target, budget and last generation) is
+left out and named. A case
 with ``generalization`` also scores each solved run's genome on the 625 start states of the
 double pole's generalization test (Gruau et al. 1996; 1000 steps each) and prints the mean
 number balanced; the score is saved as ``generalization.json`` in the run directory.
@@ -207,6 +209,21 @@ def counted(case: Case, run: Run) -> float:
     return math.inf
 
 
+def ended(run: Run) -> bool:
+    """Whether the run's count can no longer change: it reached its target, spent a budget
+    (``max_evaluations``, ``max_env_steps``) or trained its last generation."""
+    config, log = run.config, run.log
+    if any(reached(row["validation_mean"], run.target) for row in log):
+        return True
+    evaluations = sum(row["evaluations"] for row in log)
+    budgets = (
+        (config.get("max_evaluations"), evaluations),
+        (config.get("max_env_steps"), log[-1]["env_steps_total"]),
+    )
+    spent = any(budget is not None and used >= budget for budget, used in budgets)
+    return spent or log[-1]["generation"] + 1 >= int(config["number_generations"])
+
+
 def generalization(run: Run) -> int:
     """Of the 625 generalization start states, how many the run's candidate balances for 1000
     steps (computed once, then read from the run's ``generalization.json``)."""
@@ -243,7 +260,9 @@ def case_lines(case: Case, folder: Path, seeds: list[int]) -> list[str]:
         runs = {int(run.config["random_seed"]): run for run in find_runs([folder])}
     except UserError:
         runs = {}
-    missing = [seed for seed in seeds if seed not in runs]
+    running = [seed for seed in seeds if seed in runs and not ended(runs[seed])]
+    runs = {seed: run for seed, run in runs.items() if seed not in running}
+    missing = [seed for seed in seeds if seed not in runs and seed not in running]
     scores = {seed: counted(case, runs[seed]) for seed in seeds if seed in runs}
     values = list(scores.values())
     lines = []
@@ -270,6 +289,8 @@ def case_lines(case: Case, folder: Path, seeds: list[int]) -> list[str]:
         failure = read_failure(runs[seed].path)
         if failure is not None:
             lines.append(f"    seed {seed} failed: {failure}")
+    if running:
+        lines.append(f"    not ended (running, or stopped): seeds {','.join(map(str, running))}")
     if missing:
         lines.append(f"    not run: seeds {','.join(map(str, missing))}")
     return lines

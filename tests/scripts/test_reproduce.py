@@ -3,6 +3,7 @@ resumed and reported."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import math
@@ -48,6 +49,19 @@ def test_a_case_counts_evaluations_up_to_the_first_validation_at_the_target(repr
     assert reproduce.counted(case, run_of([(30, 0.9), (30, 0.99)])) == math.inf
     episodes = reproduce.Case("c", "x.json", "paper", count="episodes")
     assert reproduce.counted(episodes, run_of([(8, 0.2), (8, 1.5)], episodes=2)) == 32
+
+
+def test_a_run_ends_at_its_target_its_budget_or_its_last_generation(reproduce) -> None:
+    """A run short of all three can still change its count: not ended."""
+    run = run_of([(30, 0.2), (30, None)])
+    run.log[-1]["env_steps_total"] = 500
+    run.config.update(number_generations=10, max_evaluations=None, max_env_steps=None)
+    assert not reproduce.ended(run)
+    assert reproduce.ended(dataclasses.replace(run, config={**run.config, "max_evaluations": 60}))
+    assert reproduce.ended(dataclasses.replace(run, config={**run.config, "max_env_steps": 500}))
+    assert reproduce.ended(dataclasses.replace(run, config={**run.config, "number_generations": 2}))
+    run.log[0]["validation_mean"] = 1.0
+    assert reproduce.ended(run)
 
 
 def test_every_case_of_every_table_is_a_valid_config(reproduce) -> None:
