@@ -36,7 +36,12 @@ import numpy as np
 from neuro_evolution.core.schema import config_class, option
 from neuro_evolution.optimizers.base import OPTIMIZERS
 from neuro_evolution.optimizers.cma_common import CmaConfig
-from neuro_evolution.optimizers.ma_es import MatrixAdaptation
+from neuro_evolution.optimizers.cma_restarts import RestartsConfig
+from neuro_evolution.optimizers.ma_es import (
+    NO_RESTART_SCHEDULE,
+    MatrixAdaptation,
+    refuse_restart_schedule,
+)
 from neuro_evolution.optimizers.rng import state_array
 
 NAME = "LM_MA_ES"
@@ -51,6 +56,12 @@ class LmMaEsConfig(CmaConfig):
         doc="direction vectors m of the transformation (null: 4 + floor(3 ln(genome size)))",
         ge=1,
     )
+
+    restarts: RestartsConfig | None = option(None, doc=NO_RESTART_SCHEDULE)
+
+    def validate(self, path: str) -> None:
+        CmaConfig.validate(self, path)  # (zero-argument super fails with slots)
+        refuse_restart_schedule(self, path, NAME)
 
     def directions_for(self, genome_size: int) -> int:
         """m for genomes of ``genome_size`` (Algorithm 1's default when null)."""

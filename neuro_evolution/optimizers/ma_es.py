@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from neuro_evolution.core.schema import config_class
+from neuro_evolution.core.schema import ConfigError, config_class, join, option
 from neuro_evolution.optimizers.base import (
     OPTIMIZERS,
     Evaluations,
@@ -39,6 +39,7 @@ from neuro_evolution.optimizers.base import (
     OptimizerState,
 )
 from neuro_evolution.optimizers.cma_common import CmaConfig, CmaParameters
+from neuro_evolution.optimizers.cma_restarts import RestartsConfig
 from neuro_evolution.optimizers.rng import (
     generator_load_state,
     generator_to_state,
@@ -207,9 +208,32 @@ class MatrixAdaptation(Optimizer):
         return 8 * genome_size * (6 * lam + 8)
 
 
+NO_RESTART_SCHEDULE = (
+    "must be null: no IPOP/BIPOP schedule here (CMA_ES and SEP_CMA_ES have one); "
+    "restart_every_generations gives periodic fresh starts"
+)
+
+
+def refuse_restart_schedule(config: CmaConfig, path: str, name: str) -> None:
+    """MA-ES and LM-MA-ES run no IPOP/BIPOP schedule: a ``restarts`` section is refused in one
+    line rather than accepted and ignored."""
+    if config.restarts is not None:
+        raise ConfigError(
+            join(path, "restarts"),
+            f"{name} has no IPOP/BIPOP restarts (CMA_ES and SEP_CMA_ES have): remove the "
+            "section, use restart_every_generations for periodic fresh starts, or use CMA_ES",
+        )
+
+
 @config_class
 class MaEsConfig(CmaConfig):
     """Options of the ``MA_ES`` optimizer (full transformation M; O(genome size^2) memory)."""
+
+    restarts: RestartsConfig | None = option(None, doc=NO_RESTART_SCHEDULE)
+
+    def validate(self, path: str) -> None:
+        CmaConfig.validate(self, path)  # (zero-argument super fails with slots)
+        refuse_restart_schedule(self, path, NAME)
 
 
 @OPTIMIZERS.register(NAME, config=MaEsConfig)
