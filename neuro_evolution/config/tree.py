@@ -144,5 +144,11 @@ def config_to_dict(config: ExperimentConfig) -> dict[str, Any]:
 
 def config_hash(config: ExperimentConfig, ignore: tuple[str, ...] = ()) -> str:
     """SHA-256 of the resolved config without the top-level keys in ``ignore``."""
-    data = {k: v for k, v in config_to_dict(config).items() if k not in ignore}
-    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+    return data_hash(config_to_dict(config), ignore)
+
+
+def data_hash(data: dict[str, Any], ignore: tuple[str, ...] = ()) -> str:
+    """SHA-256 of config data as stored (a resolved config written by any release) without the
+    top-level keys in ``ignore``."""
+    kept = {k: v for k, v in data.items() if k not in ignore}
+    return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()

@@ -47,6 +47,7 @@ from neuro_evolution.run.status import (
     STATUS_FILE,
     read_status,
     run_config_hash,
+    stored_config_hash,
     warn,
     warn_about_versions,
 )
@@ -115,6 +116,15 @@ def read_run_config(run_dir: Path) -> dict[str, Any]:
         raise ResumeError(f"{path}: {error}") from None
 
 
+def resolved_stored_config(checkpoint: Checkpoint) -> dict[str, Any]:
+    """The checkpoint's config resolved by this release: a field added since the checkpoint was
+    written takes its default, as it does in ``config.json``."""
+    try:
+        return config_to_dict(parse_run_config(checkpoint.config))
+    except ConfigError as error:
+        raise ResumeError(f"{checkpoint.path}: its stored config: {error}") from None
+
+
 def resumed_config(
     run_dir: Path,
     checkpoint: Checkpoint,
@@ -126,7 +136,7 @@ def resumed_config(
 ) -> ExperimentConfig:
     """The run's config after checking it against the checkpoint, with the allowed overrides."""
     data = read_run_config(run_dir)
-    changed = changed_keys(checkpoint.config, data)
+    changed = changed_keys(resolved_stored_config(checkpoint), data)
     if changed:
         raise ResumeError(
             f"{run_dir / CONFIG_FILE}: changed since the checkpoint ({', '.join(changed)}); a "
@@ -142,7 +152,8 @@ def resumed_config(
         data["max_evaluations"] = max_evaluations
     data["evaluation"] = {**data["evaluation"], **(evaluation or {})}
     config = parse_config(data)
-    if run_config_hash(config) != status["config_hash"]:
+    written_with = {run_config_hash(config), stored_config_hash(checkpoint.config)}
+    if status["config_hash"] not in written_with:
         raise ResumeError(
             f"{run_dir / STATUS_FILE}: its config_hash does not match {CONFIG_FILE} (was the "
             "status file edited or copied from another run?)"

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import neuro_evolution
-from neuro_evolution.config.tree import ExperimentConfig, config_hash
+from neuro_evolution.config.tree import ExperimentConfig, config_hash, data_hash
 from neuro_evolution.support.errors import ResumeError, ResumeWarning
 
 STATUS_FILE = "training_status.json"
@@ -71,6 +71,12 @@ def library_versions() -> dict[str, str]:
 def run_config_hash(config: ExperimentConfig) -> str:
     """The config hash stored in the status file (evaluation and number_generations ignored)."""
     return config_hash(config, ignore=CONFIG_HASH_IGNORES)
+
+
+def stored_config_hash(data: dict[str, Any]) -> str:
+    """:func:`run_config_hash` of a config as a checkpoint stored it: the hash it was written
+    with, even when a later release added fields (resolving it would fill them in)."""
+    return data_hash(data, ignore=CONFIG_HASH_IGNORES)
 
 
 def status_data(
