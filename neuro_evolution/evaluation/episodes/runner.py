@@ -72,7 +72,10 @@ class EpisodeRunnerConfig(ConfigBase):
       is *cut* once it has run ``max_steps_per_run`` steps (0: never);
     - a cut episode loses ``max_steps_penalty`` from its return and counts as truncated; an
       episode the env both terminated and truncated counts as terminated;
-    - fitness is the mean of the episode returns (summed in episode order), steps their sum.
+    - fitness is the mean of the episode returns (summed in episode order), steps their sum;
+    - a training evaluation's episode also loses ``training_reward_shift`` per step it ran
+      (ARS's ``shift``: the survival bonus taken out while training); validation, replay and
+      export checks score the true return.
 
     :meth:`reached_limit` and :meth:`score` are plain arithmetic, so the same code serves one
     individual's scalars and a batch's arrays.
@@ -84,6 +87,11 @@ class EpisodeRunnerConfig(ConfigBase):
     )
     max_steps_penalty: float = option(
         0.0, doc="subtracted from the return of an episode cut by max_steps_per_run"
+    )
+    training_reward_shift: float = option(
+        0.0,
+        doc="subtracted from every step's reward of a training episode (ARS's shift: 1 for "
+        "Hopper, Walker2d, Ant); validation and replay score the true return",
     )
     fix_seed_for_generation: bool = option(
         True, doc="all individuals of a generation use the same episode seeds (fair comparison)"
@@ -123,16 +131,19 @@ class EpisodeRunnerConfig(ConfigBase):
         """Whether an episode that the env has not ended after ``steps`` steps is cut now."""
         return steps >= self.max_steps_per_run if self.max_steps_per_run else False
 
-    def score(self, episodes: Sequence[EpisodeOutcome]) -> EvaluationScore:
+    def score(self, episodes: Sequence[EpisodeOutcome], *, training: bool) -> EvaluationScore:
         """The score of an evaluation's episodes (in episode order), each a scalar or one array
-        over a batch of individuals."""
+        over a batch of individuals; ``training`` takes ``training_reward_shift`` per step off
+        (every episode loop says which it ran: a held-out episode is never shifted)."""
+        shift = self.training_reward_shift if training else 0.0
         total_return: Any = 0.0
         total_steps: Any = 0
         terminated_count: Any = 0
         truncated_count: Any = 0
         for episode in episodes:
             cut = episode.cut
-            total_return = total_return + (episode.episode_return - self.max_steps_penalty * cut)
+            penalty = self.max_steps_penalty * cut + shift * episode.steps
+            total_return = total_return + (episode.episode_return - penalty)
             total_steps = total_steps + episode.steps
             terminated_count = terminated_count + episode.terminated
             truncated_count = truncated_count + ((episode.truncated > episode.terminated) | cut)
@@ -274,9 +285,8 @@ class EpisodeRunner:
             )
             for k in range(self.config.number_fitness_runs)
         ]
-        return self._result(
-            episodes, recorded_fields(recorders, [recording.value() for recording in recordings])
-        )
+        fields = recorded_fields(recorders, [recording.value() for recording in recordings])
+        return self._result(episodes, fields, training=True)
 
     @property
     def shapes(self) -> EpisodeShapes:
@@ -291,18 +301,24 @@ class EpisodeRunner:
         scaler: ObservationScaler | None = None,
         trace: EpisodeTrace | None = None,
     ) -> EvaluationResult:
-        """One episode from ``env.reset(seed=env_seed)``; fitness is the (penalised) return.
+        """One episode from ``env.reset(seed=env_seed)``; fitness is the (penalised) return,
+        never shifted (validation, replay and export checks run this).
 
         The brain sees ``scaler.apply(observation)`` when a scaler is given; ``trace`` records
         every step (see :mod:`neuro_evolution.evaluation.episodes.trace`).
         """
         recordings = [] if trace is None else [trace]
-        return self._result([self._episode(brain, env_seed, rng, recordings, scaler)])
+        episode = self._episode(brain, env_seed, rng, recordings, scaler)
+        return self._result([episode], training=False)
 
     def _result(
-        self, episodes: list[EpisodeOutcome], fields: dict[str, Any] | None = None
+        self,
+        episodes: list[EpisodeOutcome],
+        fields: dict[str, Any] | None = None,
+        *,
+        training: bool,
     ) -> EvaluationResult:
-        score = self.config.score(episodes)
+        score = self.config.score(episodes, training=training)
         return EvaluationResult(
             fitness=score.fitness,
             steps=score.steps,

@@ -135,7 +135,7 @@ class JaxWorkerState:
             )
             for k in range(keys.shape[0])
         ]
-        score = rules.score(episodes)
+        score = rules.score(episodes, training=not context.validation)
         values = [
             recording.finish(out, run.steps)
             for recording, out in zip(self.program.recordings, output.records)

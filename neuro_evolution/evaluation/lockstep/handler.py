@@ -145,6 +145,8 @@ def lockstep_results(
     config: EpisodeRunnerConfig,
     recorders: Sequence[Recorder] = (),
     lane_values: Sequence[np.ndarray] = (),
+    *,
+    training: bool,
 ) -> list[EvaluationResult]:
     """Per-individual results from the per-lane arrays of all R * P lanes: individual i's
     episodes are lanes k*P+i, scored in episode order; each recorder joins its lanes' values
@@ -152,7 +154,7 @@ def lockstep_results(
     runs = len(outcome.steps) // count
     lanes_of = [slice(k * count, (k + 1) * count) for k in range(runs)]  # episode k's lanes
     episodes = [EpisodeOutcome(*(field[k].copy() for field in outcome)) for k in lanes_of]
-    score = config.score(episodes)
+    score = config.score(episodes, training=training)
     steps = outcome.steps.reshape(runs, count)
     values = [
         recorder.join(lanes.reshape(runs, count, *lanes.shape[1:]), steps)
@@ -317,7 +319,8 @@ class VectorizedWorkerState:
         else:
             outcome = EpisodeOutcome(*(np.concatenate(field) for field in zip(*parts)))
         joined = [np.concatenate(values) for values in lane_values]
-        return lockstep_results(outcome, count, config, recorders, joined)
+        training = not context.validation
+        return lockstep_results(outcome, count, config, recorders, joined, training=training)
 
     def lane_bytes(self) -> int:
         """Estimated bytes of one lane, measured once (see :mod:`.lane_memory`)."""

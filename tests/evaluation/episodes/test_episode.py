@@ -129,14 +129,16 @@ def test_episode_rules_score_scalars_and_batches_alike() -> None:
         [EpisodeOutcome(10.0, 10, False, False, True), EpisodeOutcome(4.0, 3, True, True, False)],
         [EpisodeOutcome(7.0, 8, False, True, False), EpisodeOutcome(1.0, 2, True, False, False)],
     ]
-    assert rules.score(individuals[0]) == ((5.0 + 4.0) / 2, 13, 1, 1)
-    assert rules.score(individuals[1]) == ((7.0 + 1.0) / 2, 10, 1, 1)
+    assert rules.score(individuals[0], training=True) == ((5.0 + 4.0) / 2, 13, 1, 1)
+    assert rules.score(individuals[1], training=True) == ((7.0 + 1.0) / 2, 10, 1, 1)
     batch = [
         EpisodeOutcome(*(np.array([ind[k][field] for ind in individuals]) for field in range(5)))
         for k in range(2)
     ]
-    fitness, steps, terminated, truncated = rules.score(batch)
+    fitness, steps, terminated, truncated = rules.score(batch, training=True)
     for i, individual in enumerate(individuals):
-        assert (fitness[i], steps[i], terminated[i], truncated[i]) == rules.score(individual)
+        assert (fitness[i], steps[i], terminated[i], truncated[i]) == rules.score(
+            individual, training=True
+        )
     assert rules.reached_limit(10) and not rules.reached_limit(9)
     assert not EpisodeRunnerConfig(max_steps_per_run=0).reached_limit(10**9)
