@@ -233,6 +233,8 @@ class ReferenceFFNN:
                 x = [math.tanh(v) for v in x]
             elif name == "relu":
                 x = [max(0.0, v) for v in x]
+            elif name == "clip":
+                x = [min(1.0, max(-1.0, v)) for v in x]
         return x
 
 

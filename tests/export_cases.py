@@ -78,6 +78,11 @@ BRAIN_CASES: dict[str, tuple[dict[str, Any], dict[str, Any], bool]] = {
         False,
     ),  # fmt: skip
     "ffnn-box": (PENDULUM, {"type": "FFNN", "hidden_layers": [3]}, True),
+    "ffnn-clip-linear": (
+        PENDULUM,
+        {"type": "FFNN", "hidden_layers": [], "output_activation": "clip"},
+        True,
+    ),
     "lstm": (
         PENDULUM,
         {"type": "LSTM", "number_layers": 2, "hidden_size": 3, "normalize_input": True},

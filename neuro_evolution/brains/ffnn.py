@@ -43,11 +43,12 @@ class FFNNConfig(BrainConfig):
     hidden_layers: tuple[int, ...] = option((16,), doc="sizes of the hidden layers", ge=1)
     activation: Literal["tanh", "relu"] = option("tanh", doc="activation of hidden layers")
     use_bias: bool = option(True, doc="give every layer a bias vector")
-    output_activation: Literal["tanh", "identity"] = option(
+    output_activation: Literal["tanh", "identity", "clip"] = option(
         "tanh",
-        doc="activation of the output layer: tanh (outputs in [-1, 1]) or identity (raw values; "
-        "a Discrete action is then argmax of the raw outputs, which tanh ties above ~19; not "
-        "for a bounded Box action space)",
+        doc="activation of the output layer: tanh (outputs in [-1, 1]), clip (the raw values "
+        "clipped to [-1, 1]: with no hidden layer, ARS's clipped linear policy on a [-1, 1] Box) "
+        "or identity (raw values; a Discrete action is then argmax of the raw outputs, which "
+        "tanh ties above ~19; not for a bounded Box action space)",
     )
 
 
@@ -66,19 +67,28 @@ def _layout(sizes: tuple[int, ...], use_bias: bool) -> list[LayerPart]:
     return parts
 
 
+def squash_outputs(x: np.ndarray, output_activation: str) -> np.ndarray:
+    """The output layer's activation: tanh, clip to [-1, 1], or none (identity)."""
+    if output_activation == "tanh":
+        return np.tanh(x)
+    if output_activation == "clip":
+        return np.clip(x, -1.0, 1.0)
+    return x
+
+
 class FFNNBrain(Brain):
     """One feed-forward network; its matrices are owned copies filled from a genome."""
 
     __slots__ = ("io", "activation", "weights", "biases", "squash")
 
     def __init__(
-        self, io: SpaceAdapter, activation: str, weights: list, biases: list, squash: bool = True
+        self, io: SpaceAdapter, activation: str, weights: list, biases: list, squash: str = "tanh"
     ):
         self.io = io
         self.activation = ACTIVATIONS[activation]  # chosen once, not per step
         self.weights = weights  # each (in, out): a transposed view of an (out, in) buffer
         self.biases = biases
-        self.squash = squash  # tanh on the outputs (output_activation "tanh")
+        self.squash = squash  # output_activation: "tanh", "clip" or "identity"
 
     def reset(self, rng: np.random.Generator) -> None:
         """Stateless: nothing to reset."""
@@ -92,9 +102,7 @@ class FFNNBrain(Brain):
             x = x @ w + b
             if i < last:
                 x = activation(x, *args)
-            elif self.squash:
-                x = np.tanh(x)
-        return x
+        return squash_outputs(x, self.squash)
 
     def step(self, observation):
         return self.io.decode(self.outputs(self.io.encode(observation)))
@@ -106,13 +114,13 @@ class FFNNBatchBrain(BatchBrain):
     __slots__ = ("io", "activation", "weights", "biases", "squash")
 
     def __init__(
-        self, io: SpaceAdapter, activation: str, weights: list, biases: list, squash: bool = True
+        self, io: SpaceAdapter, activation: str, weights: list, biases: list, squash: str = "tanh"
     ):
         self.io = io
         self.activation = ACTIVATIONS[activation]
         self.weights = weights  # each (P, in, out): a transposed view of a (P, out, in) buffer
         self.biases = biases  # each (P, out)
-        self.squash = squash  # tanh on the outputs (output_activation "tanh")
+        self.squash = squash  # output_activation: "tanh", "clip" or "identity"
 
     def reset(self, rngs: list[np.random.Generator]) -> None:
         """Stateless: nothing to reset."""
@@ -127,9 +135,7 @@ class FFNNBatchBrain(BatchBrain):
             x = np.matmul(x[:, None, :], w)[:, 0, :] + b
             if i < last:
                 x = activation(x, *args)
-            elif self.squash:
-                x = np.tanh(x)
-        return self.io.decode_batch(x)
+        return self.io.decode_batch(squash_outputs(x, self.squash))
 
 
 @BRAINS.register("FFNN", config=FFNNConfig)
@@ -209,14 +215,15 @@ class FFNNTemplate(BrainTemplate[FFNNConfig, FFNNBrain]):
         return ffnn_step(graph, self, brain, inputs)
 
     @property
-    def squashes(self) -> bool:
-        """Whether the outputs pass through tanh (``output_activation`` "tanh")."""
-        return self.config.output_activation == "tanh"
+    def squashes(self) -> str:
+        """The output layer's activation (``output_activation``)."""
+        return self.config.output_activation
 
 
 # --- the export step: one step as a policy graph (export/graph.py's PolicyGraph) ---------------
 def ffnn_step(graph: Any, template: FFNNTemplate, brain: FFNNBrain, x: str) -> str:
-    """act(x·W_l + b_l) layer by layer; tanh (or nothing) on the outputs."""
+    """act(x·W_l + b_l) layer by layer; tanh, clip to [-1, 1] (max then min) or nothing on the
+    outputs."""
     last = len(brain.weights) - 1
     for number, (weights, bias) in enumerate(zip(brain.weights, brain.biases)):
         x = graph.add(
@@ -225,6 +232,9 @@ def ffnn_step(graph: Any, template: FFNNTemplate, brain: FFNNBrain, x: str) -> s
         )
         if number < last:
             x = graph.activation(template.config.activation, x)
-        elif template.squashes:
+        elif template.squashes == "tanh":
             x = graph.tanh(x)
+        elif template.squashes == "clip":
+            x = graph.op("max", x, graph.scalar("clip_low", -1.0))
+            x = graph.op("min", x, graph.scalar("clip_high", 1.0))
     return x

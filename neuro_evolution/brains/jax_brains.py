@@ -161,7 +161,7 @@ class FFNNJaxBrain(JaxBrain):
     """Stateless: act(x·W_l + b_l) per hidden layer, the output activation on the last.
 
     ``arrays`` pours (P, G) genomes; ``activation`` ("tanh" or "relu") is the hidden layers',
-    ``squash`` puts tanh on the outputs (else they stay as they are)."""
+    ``squash`` is the output activation: "tanh", "clip" (to [-1, 1]) or "identity"."""
 
     def __init__(
         self,
@@ -169,7 +169,7 @@ class FFNNJaxBrain(JaxBrain):
         arrays: Callable[[np.ndarray], FFNNArrays],
         *,
         activation: str,
-        squash: bool,
+        squash: str,
     ):
         super().__init__(template)
         self.arrays, self.activation, self.squash = arrays, activation, squash
@@ -193,8 +193,10 @@ class FFNNJaxBrain(JaxBrain):
             x = _matvec(x, w) + b
             if i < last:
                 x = activation(x)
-            elif squash:
+            elif squash == "tanh":
                 x = jnp.tanh(x)
+            elif squash == "clip":
+                x = jnp.clip(x, -1.0, 1.0)
         return state, x.T
 
 

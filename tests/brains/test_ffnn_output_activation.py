@@ -1,6 +1,8 @@
 """The FFNN's ``output_activation``: identity gives the raw outputs (a Discrete action is the
 argmax of x·W itself, where tanh ties every output above ~19), in the single, batch and JAX
-brains alike; a bounded Box action space refuses it in one line."""
+brains alike; a bounded Box action space refuses it in one line. clip gives the raw outputs
+clipped to [-1, 1], scaled to a bounded Box as tanh's outputs are (ARS's clipped linear
+policy)."""
 
 from __future__ import annotations
 
@@ -91,3 +93,62 @@ def test_identity_on_a_bounded_box_action_space_is_one_config_error() -> None:
     message = str(error.value)
     assert message.startswith("brain.output_activation: identity leaves the outputs unbounded")
     assert message.endswith("use tanh") and "\n" not in message
+
+
+def clip_reference_actions(
+    template, genome: np.ndarray, observations: np.ndarray, actions: gym.spaces.Box
+) -> np.ndarray:
+    """low + (clip(outputs, -1, 1) + 1) / 2 (high - low), outputs from the reference network."""
+    reference = REFERENCES["FFNN"](template, genome, OBSERVATION_SPACE)
+    outputs = np.array([reference.step(o) for o in observations])
+    return actions.low + (outputs + 1.0) * 0.5 * (actions.high - actions.low)
+
+
+@pytest.mark.parametrize("hidden", [[], [5]])
+def test_clip_is_the_clipped_raw_output_scaled_to_the_box(hidden: list[int]) -> None:
+    """Single and batch brains give the reference's actions; with weights of stdev 3 some
+    outputs are clipped (actions at the bounds) and some are not (actions strictly inside)."""
+    actions = gym.spaces.Box(-2.0, 2.0, (3,), dtype=np.float64)
+    template = template_for(
+        {"type": "FFNN", "hidden_layers": hidden, "output_activation": "clip"},
+        OBSERVATION_SPACE,
+        actions,
+    )
+    rng = np.random.default_rng(7)
+    genome = rng.normal(0.0, 0.7, template.genome_size)
+    observations = rng.normal(0.0, 2.0, (60, *OBSERVATION_SPACE.shape))
+    expected = clip_reference_actions(template, genome, observations, actions)
+    single = np.array([template.build(genome).step(o) for o in observations])
+    batch = template.batch_brain(np.stack([genome, genome])).step
+    batched = np.array([batch(np.stack([o, o]))[1] for o in observations])
+    assert np.max(np.abs(single - expected)) <= 1e-12
+    assert np.array_equal(single, batched)
+    at_bound = np.isclose(np.abs(single), 2.0)
+    assert at_bound.any() and (~at_bound).any()
+
+
+def test_clip_on_the_jax_brain_is_the_numpy_brains_output() -> None:
+    if not installed("jax"):
+        pytest.skip("the jax extra is not installed")
+    import jax
+    import jax.numpy as jnp
+
+    from neuro_evolution.brains.jax_brains import encode_inputs
+
+    actions = gym.spaces.Box(-1.0, 1.0, (3,), dtype=np.float64)
+    template = template_for(
+        {"type": "FFNN", "hidden_layers": [], "output_activation": "clip"},
+        OBSERVATION_SPACE,
+        actions,
+    )
+    rng = np.random.default_rng(3)
+    genomes = rng.normal(0.0, 0.7, (4, template.genome_size))
+    observations = rng.normal(0.0, 2.0, (4, *OBSERVATION_SPACE.shape))
+    expected = template.batch_brain(genomes).step(observations)
+    with jax.enable_x64(True):
+        brain = template.jax_brain()
+        params = brain.params(genomes, jnp.float64)
+        inputs = encode_inputs(template.io, jnp.asarray(observations), jnp.float64)
+        _, outputs = brain.step(params, brain.initial_state(params), inputs, None)
+    assert np.max(np.abs(np.asarray(outputs) - expected)) <= 1e-12
+    assert np.isclose(np.abs(expected), 1.0).any()
