@@ -21,9 +21,10 @@ with ``generalization`` also scores each solved run's genome on the 625 start st
 double pole's generalization test (Gruau et al. 1996; 1000 steps each) and prints the mean
 number balanced; the score is saved as ``generalization.json`` in the run directory.
 
-``--report`` prints the table from what is on disk without training. Tables: ``cosyne``
-(Gomez, Schmidhuber & Miikkulainen 2008); docs/benchmarks/reproductions.md gives each table's
-protocol, its differences from the paper and the figures measured.
+``--report`` prints the table from what is on disk without training. Tables: ``ars`` (Mania,
+Guy & Recht 2018) and ``cosyne`` (Gomez, Schmidhuber & Miikkulainen 2008);
+docs/benchmarks/reproductions.md gives each table's protocol, its differences from the paper
+and the figures measured.
 """
 
 from __future__ import annotations
@@ -102,7 +103,43 @@ SNES_NETWORK = {
 SNES = (("optimizer", SNES_OPTIMIZER),)
 GOMEZ = "Gomez, Schmidhuber & Miikkulainen 2008, JMLR 9"
 
+MANIA = "Mania, Guy & Recht 2018, arXiv 1803.07055"
+# task: (reward threshold, ARS V2-t's episodes to reach it), as Table 1 gives them
+ARS_TASKS = {
+    "swimmer": (325, 427),
+    "hopper": (3120, 1973),
+    "halfcheetah": (3430, 1707),
+    "walker2d": (4390, 24000),
+    "ant": (3580, 20800),
+}
+# the same linear policy, trained by other methods (not in the paper)
+ARS_PEERS = {
+    "snes": {"type": "SNES", "stdev_init": 0.1},
+    "cma-es": {"type": "CMA_ES", "sigma": 0.1, "restarts": {"kind": "ipop"}},
+}
+
+
+def ars_cases() -> tuple[Case, ...]:
+    """ARS V2-t on each task, then each peer method on the task's config."""
+    cases = []
+    for task, (threshold, episodes) in ARS_TASKS.items():
+        config = f"configs/ars_{task}.json"
+        paper = f"ARS V2-t {episodes:,} episodes to reach {threshold:,} (Table 1)"
+        cases.append(Case(task, config, paper, count="episodes"))
+        for peer, optimizer in ARS_PEERS.items():
+            changes = (("optimizer", optimizer),)
+            note = f"not in the paper; {paper}"
+            cases.append(Case(f"{task}-{peer}", config, note, changes, count="episodes"))
+    return tuple(cases)
+
+
 TABLES = {
+    "ars": Table(
+        title=f"{MANIA}: MuJoCo v5, training episodes until 100 held-out episodes average the "
+        "threshold",
+        seeds="1-5",
+        cases=ars_cases(),
+    ),
     "cosyne": Table(
         title=f"{GOMEZ}: the double pole, evaluations until the 100,000-step test passes",
         seeds="1-50",

@@ -107,3 +107,36 @@ def test_a_table_runs_resumes_and_prints_one_line_per_case(reproduce, tmp_path, 
         assert "--cases: unknown nope" in capsys.readouterr().err
     finally:
         del reproduce.TABLES["small"]
+
+
+# ARS V2-t per task (Mania et al. 2018): N directions, b kept, alpha, nu, the reward shift; the
+# shipped configs must carry them
+ARS_V2T = {
+    "swimmer": (1, 1, 0.02, 0.01, 0.0),
+    "hopper": (8, 4, 0.01, 0.025, 1.0),
+    "halfcheetah": (32, 4, 0.02, 0.03, 0.0),
+    "walker2d": (40, 30, 0.03, 0.025, 1.0),
+    "ant": (60, 20, 0.015, 0.025, 1.0),
+}
+
+
+@pytest.mark.parametrize("task", sorted(ARS_V2T))
+def test_the_ars_configs_are_the_papers_v2t_protocol(reproduce, task: str) -> None:
+    """Each ARS case: the paper's hyperparameters, a clipped linear policy without bias from a
+    zero start, state normalization, the shift in training only, 100 held-out episodes against
+    the task's threshold, training episodes counted."""
+    case = next(case for case in reproduce.TABLES["ars"].cases if case.name == task)
+    config = parse_config(reproduce.case_config(case))
+    directions, kept, alpha, nu, shift = ARS_V2T[task]
+    optimizer = config.optimizer
+    assert (optimizer.population_size, optimizer.top_b) == (2 * directions, kept)
+    assert (optimizer.step_size, optimizer.noise, optimizer.center_init) == (alpha, nu, 0.0)
+    brain = config.brain
+    assert (brain.hidden_layers, brain.use_bias, brain.output_activation) == ((), False, "clip")
+    assert config.observation_normalization is not None
+    assert config.episode_runner.training_reward_shift == shift
+    assert config.episode_runner.number_fitness_runs == 1
+    assert config.validation.episodes == 100
+    assert config.validation.target == reproduce.ARS_TASKS[task][0]
+    assert case.count == "episodes"
+    assert config.environment.id.endswith("-v5")
