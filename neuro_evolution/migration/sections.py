@@ -192,7 +192,12 @@ RUNNER_RULES: dict[str, Rule] = {
 }
 
 DISTANCES = {"euclid": "euclidean", "NCD": "ncd"}
-SOURCES = ("action", "observation", "state")
+SOURCES = ("action", "observation")
+# Behaviour sources of the predecessor that mean something else here -> why.
+OTHER_SOURCES = {
+    "state": "the predecessor's state was a MuJoCo env's joint positions or an Atari env's RAM; "
+    "here state is env.unwrapped.state, which those envs do not have",
+}
 
 
 def novelty_weight(value: Any, where: str, notes: Notes) -> dict[str, Any]:
@@ -220,15 +225,14 @@ def distance(value: Any, where: str, notes: Notes) -> dict[str, Any]:
 
 
 def behavior_source(value: Any, where: str, notes: Notes) -> dict[str, Any]:
-    """action, observation or state; any other (the predecessor recorded nothing for it) is
-    the observation."""
+    """action and observation are kept; any other source becomes the observation."""
     if value in SOURCES:
         return {"novelty.behavior_source": value}
     notes.changed(
         where,
         value,
         'novelty.behavior_source="observation"',
-        "the predecessor recorded no behaviour for it",
+        OTHER_SOURCES.get(value, "the predecessor recorded no behaviour for it"),
     )
     return {"novelty.behavior_source": "observation"}
 

@@ -107,6 +107,18 @@ RUNNABLE: dict[str, dict[str, Any]] = {
         "novelty.behavior_source": "action",
         "novelty.novelty_nearest_k": 5,
     },
+    "cma_es_basic.json": {
+        "environment.id": "BipedalWalker-v3",
+        "optimizer.population_size": 100,
+        "optimizer.mu": 25,
+        "optimizer.sigma": 1.0,
+        "brain.clipping_range_min": -0.1,
+        "brain.clipping_range_max": 0.1,
+        "brain.w_mask_param": 80,
+        "novelty.novelty_weight": pytest.approx(1 / 6),
+        "novelty.behavior_source": "observation",
+        "novelty.behavioral_max_length": 500,
+    },
     "mu_basic.json": {
         "optimizer.mu": 2,
         "optimizer.lambda_": 10,
@@ -178,6 +190,7 @@ RUNNABLE: dict[str, dict[str, Any]] = {
 }
 
 
+BOX2D = {"ffnn_basic.json", "cma_es_basic.json"}
 SLOW = {"ffnn_basic.json"}  # CMA-ES over 6,020 genes: about 12 s on two cores
 
 
@@ -199,7 +212,7 @@ def value_at(config: dict[str, Any], path: str) -> Any:
 def test_a_migrated_config_holds_the_old_values_and_trains(name, tmp_path, capsys):
     """Each of these predecessor configs migrates (exit 0), the written config holds its
     population, mu/lambda, neurons, episodes, seed... and trains one tiny generation as written."""
-    if name == "ffnn_basic.json":
+    if name in BOX2D:
         require("box2d")
     out = tmp_path / "new.json"
     code, stdout, stderr = run_migrate(OLD / name, out, capsys)
@@ -414,6 +427,8 @@ def test_atari_configs_get_the_predecessors_preprocessing():
             }
         ],
     }
+    untyped = migrate_config(old("qbert_mu_basic.json"), "qbert.json", Notes())["environment"]
+    assert untyped["wrappers"][0]["kwargs"]["screen_size"] == 16  # attributes without a type
     conv, ctrnn = config["brain"]["parts"]
     assert [layer["channels"] for layer in conv["layers"]] == [5, 5]
     assert [layer["pool_stride"] for layer in conv["layers"]] == [2, 1]
