@@ -18,7 +18,7 @@ from typing import Any
 from neuro_evolution.cli import ArgumentParser, one_line_warnings, run_cli
 from neuro_evolution.config.tree import parse_config
 from neuro_evolution.migration import MigrationError, Notes, migrate_config
-from neuro_evolution.migration.environments import FIX
+from neuro_evolution.migration.environments import FIX, RENAMED
 from neuro_evolution.support.atomic import atomic_write_json
 from neuro_evolution.support.errors import USER_ERRORS, ConfigError, first_line
 
@@ -65,6 +65,11 @@ def check_loads(config: dict[str, Any], old_env: Any, source: str) -> None:
     try:
         parse_config(config)
     except ConfigError as error:
+        if error.path.startswith("environment") and old_env in RENAMED:
+            raise MigrationError(
+                f"{source}: environment {old_env!r} is {RENAMED[old_env]} here, which this "
+                "installation does not register; update neuro_evolution"
+            ) from None
         if error.path.startswith("environment"):
             raise MigrationError(
                 f"{source}: environment {old_env!r} does not exist here ({first_line(error)}); "

@@ -359,14 +359,18 @@ def test_reacher_memory_maps_to_this_package_env_with_its_frame_counts():
     assert config["episode_runner"]["number_fitness_runs"] == 25
 
 
-def test_a_migrated_reacher_memory_config_loads_where_the_env_is_registered(tmp_path, capsys):
-    """Where neuro_evolution.envs registers ReacherMemory, the written config loads."""
+def test_a_migrated_reacher_memory_config_loads_or_names_the_missing_env(tmp_path, capsys):
+    """Where neuro_evolution.envs registers ReacherMemory, the written config loads; where it
+    does not (yet), one line names the env it maps to, and nothing is written."""
     import neuro_evolution.envs  # noqa: F401  (registers the package's envs)
 
+    source = OLD / "reacher_memory_ctrnn.json"
     if REACHER_MEMORY.split(":")[1] not in gym.registry:
-        pytest.skip("neuro_evolution/ReacherMemory-v0 is not registered in this checkout")
+        line = refused(source, tmp_path, capsys)
+        assert f"environment 'ReacherMemory-v0' is {REACHER_MEMORY} here" in line
+        return
     out = tmp_path / "new.json"
-    code, _, stderr = run_migrate(OLD / "reacher_memory_ctrnn.json", out, capsys)
+    code, _, stderr = run_migrate(source, out, capsys)
     assert code == 0, stderr
     assert load_config(out).environment.kwargs["memory_frames"] == 20
 
