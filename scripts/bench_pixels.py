@@ -25,7 +25,8 @@ configs/minatar_breakout.json and configs/atari_qbert.json):
    vectorized handler's time per lane step.
 
 ``--part jax`` prints instead, in one run, for gymnax's four MinAtar games on the jax handler
-(``configs/minatar_<game>_jax.json``), with no change on a GPU machine:
+(``configs/minatar_breakout_jax.json`` and
+``configs/minatar_<game>_egocentric_jax.json``), with no change on a GPU machine:
 
 5. Env steps per CPU second (``time.process_time``: every thread of this process) of the jax
    handler at each ``--jax-populations`` P (256 and 4,096) next to the numpy lockstep
@@ -281,9 +282,9 @@ def jax_rate(template: BrainTemplate, genomes: np.ndarray, batch: np.ndarray, re
 # gymnax game -> (config file stem, gymnax-blines' PPO test return at ~10M env steps)
 JAX_GAMES = {
     "Breakout": ("breakout", 22.9),
-    "Asterix": ("asterix", 15.0),
-    "Freeway": ("freeway", 58.8),
-    "SpaceInvaders": ("space_invaders", 131.6),
+    "Asterix": ("asterix_egocentric", 15.0),
+    "Freeway": ("freeway_egocentric", 58.8),
+    "SpaceInvaders": ("space_invaders_egocentric", 131.6),
 }
 PPO_SOURCE = "gymnax-blines agents/<game>/ppo.pkl, ~10M env steps"
 SPEED_ANCHOR = (
