@@ -172,13 +172,19 @@ def stop_signals(request: StopRequest) -> Iterator[None]:
 
 @contextmanager
 def one_line_warnings(program: str) -> Iterator[None]:
-    """Print every warning raised inside the block as one ``program: warning: ...`` line."""
+    """Print each distinct warning raised inside the block once, as one ``program: warning:
+    ...`` line, in the order first raised. A block that fails with a one-line error (a user
+    error) prints no warnings: that error is the line that matters, and it stands alone."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
         ignore_known_noise()
+        failed = False
         try:
             yield
+        except USER_ERRORS:
+            failed = True
+            raise
         finally:
-            for warning in caught:
-                message = str(warning.message).splitlines()[0]
+            lines = dict.fromkeys(str(w.message).splitlines()[0] for w in caught if w.message)
+            for message in () if failed else lines:
                 print(f"{program}: warning: {message}", file=sys.stderr, flush=True)
