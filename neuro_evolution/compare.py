@@ -44,6 +44,7 @@ GROUP_IGNORES = ("random_seed", "evaluation", "observers", "checkpoint")
 BOOTSTRAP_RESAMPLES = 10_000
 MIN_INTERVAL_RUNS = 2  # fewer values give no bootstrap interval
 SINGLE = "(1 run: no interval)"
+PBT_STATE = "pbt_state.json"  # what marks a PBT folder (pbt.lineage.STATE_FILE, a layer above)
 GRID_POINTS = 200
 # Rows drawn when a run of the comparison is a QD run (its log.csv has these columns).
 QD_ROWS = (("qd_score", "QD score (archive)"), ("coverage", "archive coverage"))
@@ -127,14 +128,29 @@ def group_runs(runs: list[Run]) -> list[Group]:
     differing = label_keys(
         [k for k in keys if len({json.dumps(s.get(k)) for s in all_settings}) > 1], all_settings
     )
+    shown = {key: label_values([values.get(key) for values in all_settings]) for key in differing}
     result = []
-    for members, values in zip(groups.values(), all_settings):
+    for index, (members, values) in enumerate(zip(groups.values(), all_settings)):
         if differing:
-            label = ", ".join(f"{k}={json.dumps(values.get(k))}" for k in differing)
+            label = ", ".join(f"{k}={shown[k][index]}" for k in differing)
         else:
             label = f"{values.get('environment.id')}, {values.get('optimizer.type')}"
         result.append(Group(label, members))
     return sorted(result, key=lambda g: g.label)
+
+
+def label_values(values: list[Any]) -> list[str]:
+    """The label text of one setting's values across the groups: JSON, floats with the fewest
+    significant digits (at least 4) that keep distinct values distinct."""
+    raw = [json.dumps(value) for value in values]
+    if not all(isinstance(value, float) for value in values):
+        return raw
+    distinct = len(set(raw))
+    for digits in range(4, 18):
+        shown = [f"{value:.{digits}g}" for value in values]
+        if len(set(shown)) == distinct:
+            return shown
+    return raw
 
 
 def label_keys(differing: list[str], all_settings: list[dict[str, Any]]) -> list[str]:
@@ -267,15 +283,21 @@ def interval_text(stats: tuple[float, float, float] | None, digits: int = 6) -> 
     return f"{median:.{digits}g} [{low:.{digits}g}, {high:.{digits}g}]"
 
 
-def single_run_line(groups: list[Group]) -> str | None:
-    """The note for groups whose numbers come from a single run (None: every group has more)."""
+def single_run_line(groups: list[Group], pbt: bool = False) -> str | None:
+    """The note for groups whose numbers come from a single run (None: every group has more);
+    ``pbt``: the runs are a PBT's, each with settings of its own, so more seeds of one group
+    mean more PBTs."""
     single = [group.label for group in groups if len(group.runs) < MIN_INTERVAL_RUNS]
     if not single:
         return None
     return (
         f"note: {len(single)} of {len(groups)} groups have a single run ({single[0]}"
         f"{', ...' if len(single) > 1 else ''}), so their medians have no bootstrap interval; "
-        "run more seeds (sweep --seeds 1-5) for one"
+        + (
+            "run the PBT again with another random_seed (another --out) and compare the folders"
+            if pbt
+            else "run more seeds (sweep --seeds 1-5) for one"
+        )
     )
 
 
@@ -341,7 +363,7 @@ def compare(paths: list[Path], out: Path) -> tuple[Path, Path]:
     png, md = out / "comparison.png", out / "comparison.md"
     atomic_write_bytes(png, plot(groups))
     atomic_write_text(md, table(groups, out))
-    note = single_run_line(groups)
+    note = single_run_line(groups, any((path / PBT_STATE).is_file() for path in paths))
     if note is not None:
         print(note)
     return png, md
