@@ -5,6 +5,10 @@ at start-up is checked before a run directory is created: the config, the env id
 the env's spaces, a dry run of one env step, and the rest of the start-up checks
 (:mod:`neuro_evolution.run.start_up`, the same for sweep, pbt and library use).
 
+``--set KEY=VALUE`` (repeatable) sets a dotted key of the config file before it is validated, as
+``sweep --set`` does with one value (:mod:`neuro_evolution.config.overrides`); a new
+``optimizer.type`` drops the options that type does not take, named in one warning line.
+
 ``python -m neuro_evolution.train --resume RUN_DIR [--generations N] [--max-env-steps N]
 [--max-evaluations N] [--handler ...]`` continues a run exactly from its latest checkpoint (see
 :mod:`neuro_evolution.run.resume`). Resuming a run that already reached its
@@ -44,7 +48,8 @@ from neuro_evolution.cli import (
     run_cli,
     stop_signals,
 )
-from neuro_evolution.config.tree import load_config
+from neuro_evolution.config.overrides import read_config_data, single_settings, with_settings
+from neuro_evolution.config.tree import ExperimentConfig, load_config, parse_config
 from neuro_evolution.evaluation.pools.base import handler_names
 from neuro_evolution.evaluation.pools.options import option_path
 from neuro_evolution.run.checkpoint import TrainingStopped, checkpointer_of
@@ -86,6 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--out", type=Path, help="run directory (default: runs/<config>-<timestamp>)"
     )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a dotted config key, e.g. optimizer.sigma=0.1 (repeatable; JSON where it "
+        "parses, else a string); optimizer.type=X drops the options X does not take",
+    )
     add_override_arguments(
         parser,
         handler_names(),
@@ -115,12 +128,25 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         parser.error("give exactly one of CONFIG (a new run) or --resume RUN_DIR (continue a run)")
     if args.resume is not None and args.out is not None:
         parser.error("--out cannot be used with --resume: a run continues in its own directory")
+    if args.resume is not None and args.set:
+        parser.error(
+            "--set cannot be used with --resume: a run continues with its own config (only "
+            "--generations, --max-env-steps, --max-evaluations and --handler, ... may change)"
+        )
     for flag, value in (
         ("--max-env-steps", args.max_env_steps),
         ("--max-evaluations", args.max_evaluations),
     ):
         if value is not None and value < 1:
             parser.error(f"{flag} must be >= 1, got {value}")
+
+
+def configured(args: argparse.Namespace) -> ExperimentConfig:
+    """The config file with each ``--set KEY=VALUE`` applied, validated like the file."""
+    if not args.set:
+        return load_config(args.config)
+    chosen = single_settings(args.set, "train")
+    return parse_config(with_settings(read_config_data(args.config), chosen))
 
 
 def start_workers(experiment: Experiment) -> None:
@@ -282,7 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     request = StopRequest(PROGRAM)
 
     def train() -> int:
-        config = apply_overrides(load_config(args.config), args)
+        with one_line_warnings(PROGRAM):  # an old option name, the keys a --set dropped
+            config = apply_overrides(configured(args), args)
         if args.max_env_steps is not None:
             config = dataclasses.replace(config, max_env_steps=args.max_env_steps)
         if args.max_evaluations is not None:

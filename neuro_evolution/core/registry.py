@@ -12,7 +12,9 @@ its registry to look names up; the registry in turn types its classes loosely.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
@@ -22,12 +24,17 @@ ImplT = TypeVar("ImplT")
 ClassT = TypeVar("ClassT", bound=type)
 
 
+class RenamedOptionWarning(FutureWarning):
+    """A config used an option's old name (read as its new one)."""
+
+
 class Registry(Generic[ImplT]):
     """Maps a name to (config class or None, implementation class) for one kind of component.
 
     ``what`` names one entry in messages ("brain type", "handler"), ``known`` the list of them
     ("types", "handlers"). ``names()`` is sorted, or with ``builtins_first`` the built-in names
-    in the map's order followed by the others sorted.
+    in the map's order followed by the others sorted. ``renamed`` maps an option's old name to
+    its new one: a section that uses the old name is read as the new, with one warning.
     """
 
     def __init__(
@@ -38,12 +45,14 @@ class Registry(Generic[ImplT]):
         what: str,
         known: str,
         builtins_first: bool = False,
+        renamed: Mapping[str, str] | None = None,
     ):
         self.kind = kind
         self.what = what
         self.known = known
         self.builtins: Mapping[str, str] = dict(builtins)
         self.builtins_first = builtins_first
+        self.renamed: Mapping[str, str] = dict(renamed or {})  # an option's old name -> new
         self._entries: dict[str, tuple[Any, type[ImplT]]] = {}
 
     def register(self, name: str, config: type | None = None) -> Callable[[ClassT], ClassT]:
@@ -111,7 +120,33 @@ class Registry(Generic[ImplT]):
             config_cls, _ = self.get(str(data["type"]))
         except KeyError as error:
             raise ConfigError(join(path, "type"), str(error.args[0])) from None
-        return parse(config_cls, data, path, ignore=frozenset({"type"}))
+        return parse(
+            config_cls, self.read_renamed(data, config_cls, path), path, ignore=frozenset({"type"})
+        )
+
+    def read_renamed(self, data: dict[str, Any], config_cls: type, path: str) -> dict[str, Any]:
+        """``data`` with each old option name (``renamed``) that ``config_cls`` has under its
+        new name read as the new one, with one warning line; both names at once are refused."""
+        if not self.renamed or not any(old in data for old in self.renamed):
+            return data
+        known = {field.name for field in dataclasses.fields(config_cls)}
+        found = [old for old in self.renamed if old in data and self.renamed[old] in known]
+        if not found:
+            return data
+        data = dict(data)
+        for old in found:
+            new, where = self.renamed[old], join(path, old)
+            if new in data:
+                raise ConfigError(
+                    where, f"is the old name of {new}, which is given too; drop {old}"
+                )
+            data[new] = data.pop(old)
+            warnings.warn(
+                f"{where} is the old name of {new}; read as {new} (rename it in the config)",
+                RenamedOptionWarning,
+                stacklevel=3,
+            )
+        return data
 
     def _load(self, name: str) -> None:
         module = self.builtins[name]

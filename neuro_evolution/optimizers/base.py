@@ -249,6 +249,10 @@ class Optimizer(metaclass=FrozenABCMeta):
         """Continue exactly from a :meth:`state` snapshot."""
 
 
+# an optimizer option's old name -> its name now; the old one is read as the new, with a warning
+RENAMED_KEYS = {"initial_centroid": "center_init"}
+
+
 # The optimizers by name: the built-in ES, GAs and the QD optimizers MAP_ELITES and CMA_ME,
 # and a user's added with register_optimizer. A built-in
 # optimizer's module is imported when its name is first looked up, so listing the names imports
@@ -280,6 +284,7 @@ OPTIMIZERS: Registry[Optimizer] = Registry(
     },
     what="optimizer type",
     known="types",
+    renamed=RENAMED_KEYS,
 )
 register_optimizer = OPTIMIZERS.register
 register_polymorphic(OptimizerConfig, OPTIMIZERS.parse_config)  # ``optimizer`` picks its class

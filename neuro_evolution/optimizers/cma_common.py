@@ -75,7 +75,9 @@ class CmaConfig(OptimizerConfig):
         None, doc="best genomes that move the mean (null: population_size // 2)", ge=1
     )
     sigma: float = option(0.5, doc="initial step size (std. dev. of the search distribution)", gt=0)
-    initial_centroid: float | None = option(None, doc="initial mean of every gene (null: 0)")
+    center_init: float | None = option(
+        None, doc="initial mean of every gene (null: 0; old name: initial_centroid)"
+    )
     weights: WeightsKind = option(
         "superlinear",
         doc="recombination weights of the mu best: superlinear (ln), linear or equal",
@@ -354,7 +356,7 @@ class CmaBase(Optimizer):
     def _fresh_distribution(self) -> None:
         """The initial mean and sigma and empty evolution paths (C is the subclass's)."""
         n = self.genome_size
-        self.mean = np.full(n, self.config.initial_centroid or 0.0, dtype=np.float64)
+        self.mean = np.full(n, self.config.center_init or 0.0, dtype=np.float64)
         self.sigma = self.sigma0
         self.ps = np.zeros(n)  # evolution path of sigma, Eq. (43)
         self.pc = np.zeros(n)  # evolution path of C, Eq. (45)

@@ -160,7 +160,7 @@ class MatrixAdaptation(Optimizer):
     def _fresh_distribution(self) -> None:
         """The initial mean and sigma, an empty path s and M = I."""
         n = self.genome_size
-        self.mean = np.full(n, self.config.initial_centroid or 0.0, dtype=np.float64)
+        self.mean = np.full(n, self.config.center_init or 0.0, dtype=np.float64)
         self.sigma = float(self.config.sigma)
         self.s = np.zeros(n)  # the evolution path of (M9)
         self._fresh_transformation()

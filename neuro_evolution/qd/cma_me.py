@@ -48,7 +48,7 @@ class CmaMeConfig(QdConfig):
     emitters: int = option(5, doc="CMA-ES emitters; a generation asks each for batch_size", ge=1)
     batch_size: int = option(30, doc="samples per emitter and generation (CMA-ES lambda)", ge=2)
     sigma: float = option(1.0, doc="initial (and restart) step size of each emitter", gt=0)
-    initial_centroid: float = option(0.0, doc="initial mean of every gene")
+    center_init: float = option(0.0, doc="initial mean of every gene (old name: initial_centroid)")
     covariance: Literal["full", "diagonal"] = option(
         "full", doc="full: CMA_ES emitters (O(n^2)); diagonal: SEP_CMA_ES emitters (O(n))"
     )
@@ -76,7 +76,7 @@ class CmaMe(QdOptimizer):
         super().__init__(config, genome_size, seed)
         self.restarts = np.zeros(config.emitters, dtype=np.int64)
         self._parameter_cache: dict[int, CmaParameters] = {}
-        start = np.full(genome_size, config.initial_centroid, dtype=np.float64)
+        start = np.full(genome_size, config.center_init, dtype=np.float64)
         self.emitters: list[CmaBase] = [self._new_emitter(e, start) for e in range(config.emitters)]
 
     @classmethod
@@ -138,7 +138,7 @@ class CmaMe(QdOptimizer):
         if len(cells):
             mean = self.archive.genomes[cells[self._random.integers(len(cells))]]
         else:
-            mean = np.full(self.genome_size, self.config.initial_centroid)
+            mean = np.full(self.genome_size, self.config.center_init)
         self.restarts[emitter] += 1
         self.emitters[emitter] = self._new_emitter(emitter, mean)
 
@@ -151,7 +151,7 @@ class CmaMe(QdOptimizer):
     def _load_algorithm_state(self, state: Mapping[str, Any]) -> None:
         count = self.config.emitters
         self.restarts = state_array(state, "restarts", np.int64, (count,))
-        start = np.full(self.genome_size, self.config.initial_centroid)
+        start = np.full(self.genome_size, self.config.center_init)
         emitters = []
         for e in range(count):
             prefix = f"emitter{e}_"

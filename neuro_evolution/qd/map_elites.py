@@ -9,7 +9,7 @@ J.-B. Mouret and J. Clune, "Illuminating search spaces by mapping elites", arXiv
   + line_sigma N(0, 1) (x_j - x_i), x_i and x_j two uniformly chosen elites.
 
 While the archive is empty (the first generation) the batch is drawn from
-N(initial_centroid, initial_sigma^2 I). pyribs' GaussianEmitter / IsoLineEmitter are the
+N(center_init, initial_sigma^2 I). pyribs' GaussianEmitter / IsoLineEmitter are the
 reference implementations.
 """
 
@@ -39,7 +39,9 @@ class MapElitesConfig(QdConfig):
     iso_sigma: float = option(0.01, doc="iso_line: isotropic step size", gt=0)
     line_sigma: float = option(0.2, doc="iso_line: step size along x_j - x_i", ge=0)
     initial_sigma: float = option(1.0, doc="std. dev. of the first batch (empty archive)", gt=0)
-    initial_centroid: float = option(0.0, doc="mean of every gene of the first batch")
+    center_init: float = option(
+        0.0, doc="mean of every gene of the first batch (old name: initial_centroid)"
+    )
 
 
 @OPTIMIZERS.register(NAME, config=MapElitesConfig)
@@ -58,7 +60,7 @@ class MapElites(QdOptimizer):
         shape = (config.batch_size, self.genome_size)
         cells = self.archive.elite_cells()
         if len(cells) == 0:
-            return config.initial_centroid + config.initial_sigma * rng.standard_normal(shape)
+            return config.center_init + config.initial_sigma * rng.standard_normal(shape)
         parents = self.archive.genomes[cells[rng.integers(len(cells), size=config.batch_size)]]
         if config.variation == "gaussian":
             return parents + config.sigma * rng.standard_normal(shape)

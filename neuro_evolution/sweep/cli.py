@@ -76,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="KEY=V1,V2",
         help="a dotted config key and its values, e.g. optimizer.sigma=0.1,0.3 (repeatable: "
-        "a grid); values are JSON where they parse, else strings",
+        "a grid); values are JSON where they parse, else strings; optimizer.type=X drops the "
+        "options X does not take",
     )
     parser.add_argument("--out", type=Path, help="sweep directory (default: sweeps/<config>)")
     add_override_arguments(
@@ -216,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     def sweep() -> int:
         if args.parallel_runs is not None and args.parallel_runs < 1:
             raise UserError(f"--parallel-runs must be >= 1, got {args.parallel_runs}")
-        plans = plans_from_arguments(args)
+        with one_line_warnings(PROGRAM):  # the keys a --set X.type dropped, old option names
+            plans = plans_from_arguments(args)
         directory = args.out or Path("sweeps") / args.config.stem
         section = plans[0].config.evaluation
         checks = StartUpChecks(PROGRAM, args.parallel_runs or max(2, 4 * section.worker_count))

@@ -15,34 +15,29 @@ does).
 from __future__ import annotations
 
 import collections
-import copy
 import dataclasses
 import itertools
-import json
 import math
 import re
-from pathlib import Path
 from typing import Any
 
+from neuro_evolution.config.overrides import (  # noqa: F401 (re-exported: the sweep's names)
+    Setting,
+    file_value,
+    parse_setting,
+    parse_value,
+    read_config_data,
+    set_dotted,
+    split_values,
+    value_text,
+    with_settings,
+)
 from neuro_evolution.config.tree import ExperimentConfig, parse_config
 from neuro_evolution.support.console import plural
 from neuro_evolution.support.errors import ConfigError, UserError
 
 BASE_NAME = "base"  # the settings directory of a sweep without --set
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=+,\[\]\-]")
-
-
-@dataclasses.dataclass(frozen=True)
-class Setting:
-    """One ``--set KEY=V1,V2,...``: a dotted config key and the values it takes."""
-
-    key: str
-    values: tuple[Any, ...]
-    names: tuple[str, ...] = ()  # each value's text in directory names (default: value_text)
-
-    def name(self, index: int) -> str:
-        """Value ``index`` as a directory name shows it."""
-        return self.names[index] if self.names else value_text(self.values[index])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,93 +66,6 @@ def parse_seeds(text: str) -> list[int]:
     if duplicated:
         raise UserError(f"--seeds: seed {duplicated[0]} is given twice")
     return seeds
-
-
-def parse_value(text: str) -> Any:
-    """A ``--set`` value: JSON where it parses, else the text itself."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-def file_value(key: str, text: str) -> Any:
-    """The JSON in the file a ``@FILE`` value names (one-line UserError if it cannot be read)."""
-    path = Path(text[1:])
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        raise UserError(f"--set {key}={text}: no such file {path}") from None
-    except json.JSONDecodeError as error:
-        raise UserError(
-            f"--set {key}={text}: {path} is not JSON (line {error.lineno} column {error.colno}: "
-            f"{error.msg})"
-        ) from None
-    except OSError as error:
-        raise UserError(f"--set {key}={text}: cannot read {path} ({error.strerror})") from None
-
-
-def split_values(text: str) -> list[str]:
-    """Split ``V1,V2`` at top-level commas (not inside JSON lists/objects or strings)."""
-    values, depth, quoted, current = [], 0, False, ""
-    for char in text:
-        if char == '"':
-            quoted = not quoted
-        elif not quoted and char in "[{":
-            depth += 1
-        elif not quoted and char in "]}":
-            depth -= 1
-        if char == "," and depth == 0 and not quoted:
-            values.append(current)
-            current = ""
-        else:
-            current += char
-    values.append(current)
-    return values
-
-
-def parse_setting(text: str) -> Setting:
-    """``"optimizer.sigma=0.1,0.3"`` -> Setting("optimizer.sigma", (0.1, 0.3))."""
-    key, sign, values = text.partition("=")
-    key = key.strip()
-    if not sign or not key or not values.strip():
-        raise UserError(f"--set {text!r}: write KEY=VALUE[,VALUE...], e.g. optimizer.sigma=0.1,0.3")
-    if key == "random_seed":
-        raise UserError("--set random_seed: use --seeds for the seeds of a sweep")
-    texts = [v.strip() for v in split_values(values)]
-    from_files = [text.startswith("@") for text in texts]
-    if any(from_files) and not all(from_files):
-        raise UserError(f"--set {key}: give every value as @FILE, or none")
-    if all(from_files):
-        parsed = tuple(file_value(key, text) for text in texts)
-        names = tuple(Path(text[1:]).stem for text in texts)
-        if len(set(names)) != len(names):
-            raise UserError(f"--set {key}: two files have the same name {names[0]!r}; rename one")
-    else:
-        parsed, names = tuple(parse_value(text) for text in texts), ()
-    if len(set(json.dumps(v, sort_keys=True) for v in parsed)) != len(parsed):
-        raise UserError(f"--set {key}: a value is given twice")
-    return Setting(key, parsed, names)
-
-
-def set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
-    """``data[a][b] = value`` for ``key = "a.b"``, creating missing sections."""
-    *path, last = key.split(".")
-    node = data
-    for index, part in enumerate(path):
-        child = node.get(part)
-        if child is None:
-            child = node[part] = {}
-        if not isinstance(child, dict):
-            where = ".".join(path[: index + 1])
-            raise ConfigError(key, f"{where} is not a section of the config (it is {child!r})")
-        node = child
-    node[last] = value
-
-
-def value_text(value: Any) -> str:
-    """A value as it appears in a directory name (strings without quotes)."""
-    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
 def settings_name(settings: tuple[tuple[str, str], ...]) -> str:
@@ -200,9 +108,7 @@ def expand_grid(data: dict[str, Any], settings: list[Setting], seeds: list[int])
         chosen = tuple((s.key, s.values[i]) for s, i in zip(settings, indices))
         varying = tuple((s.key, s.name(i)) for s, i in zip(settings, indices) if len(s.values) > 1)
         for seed in seeds:
-            run = copy.deepcopy(data)
-            for key, value in chosen:
-                set_dotted(run, key, value)
+            run = with_settings(data, chosen)
             run["random_seed"] = seed
             config = parse_grid_config(run, settings, varying)
             name = f"{settings_name(varying)}/seed-{seed}"
@@ -233,18 +139,3 @@ def check_run_count(settings: list[Setting], seeds: list[int], confirmed: bool) 
             "all, or narrow --seeds or --set"
         )
     return count
-
-
-def read_config_data(path: Path) -> dict[str, Any]:
-    """The config file's JSON object (errors as one-line ConfigErrors, like ``load_config``)."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise ConfigError("", f"{path}: no such config file") from None
-    except json.JSONDecodeError as error:
-        raise ConfigError(
-            "", f"{path}: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
-        ) from None
-    if not isinstance(data, dict):
-        raise ConfigError("", f"{path}: must hold a JSON object")
-    return data

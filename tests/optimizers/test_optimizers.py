@@ -343,7 +343,7 @@ def test_mu_es_without_hall_of_fame_extras_never_breeds_from_it() -> None:
         ({"type": "CMA_ES", "population_size": 6, "mu": 7}, "mu"),
         ({"type": "CMA_ES", "sigma": 0.0}, "sigma"),
         ({"type": "CMA_ES", "population_size": 1}, "population_size"),
-        ({"type": "CMA_ES", "initial_centroid": "zeros"}, "initial_centroid"),
+        ({"type": "CMA_ES", "center_init": "zeros"}, "center_init"),
         ({"type": "CMA_ES", "weights": "log"}, "weights"),
         ({"type": "CMA_E"}, "type"),
     ],
