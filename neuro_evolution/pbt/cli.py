@@ -13,7 +13,10 @@ directories (``replay``, ``compare`` read them).
 
 Stopping: the first Ctrl-C (or SIGTERM) lets every open run finish its generation and write a
 checkpoint (or lets the copies between intervals finish), then exits 130 (143); a second stops at
-once. Running the same command again continues exactly where it stopped.
+once. Running the same command again continues exactly where it stopped; with a larger
+``--generations`` it extends the PBT, finished or not, to the one that number would have given
+from the start, and what cannot be extended exactly is refused in one line (:mod:`.extend`).
+``--set KEY=VALUE`` sets a key of the file (the experiment or the pbt section), as on ``train``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from neuro_evolution.cli import (
     EXIT_FAILED,
@@ -32,8 +36,10 @@ from neuro_evolution.cli import (
     run_cli,
     stop_signals,
 )
+from neuro_evolution.config.overrides import read_config_data, single_settings, with_settings
 from neuro_evolution.config.tree import ExperimentConfig, config_to_dict, parse_config
 from neuro_evolution.evaluation.pools import handler_names
+from neuro_evolution.pbt.extend import continued_state, kept_length
 from neuro_evolution.pbt.lineage import LINEAGE_FILE, RUNS_DIR, STATE_FILE, PbtState, read_state
 from neuro_evolution.pbt.loop import (
     PLOT_FILE,
@@ -51,7 +57,6 @@ from neuro_evolution.run.directory import make_writable_directory
 from neuro_evolution.support.console import plural
 from neuro_evolution.support.errors import USER_ERRORS, ConfigError, UserError
 from neuro_evolution.sweep.cli import Progress, say_generation_failed, start_pool
-from neuro_evolution.sweep.grid import read_config_data
 from neuro_evolution.sweep.start_up import StartUpChecks
 
 PROGRAM = "neuro_evolution.pbt"
@@ -67,6 +72,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("config", type=Path, help="experiment config with a pbt section (JSON)")
     parser.add_argument("--runs", type=int, help="runs in the population (default: pbt.runs)")
     parser.add_argument("--out", type=Path, help="PBT folder (default: pbt/<config>)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a dotted config key, e.g. optimizer.sigma=0.1 or pbt.interval=4 (repeatable;"
+        " JSON where it parses, else a string); optimizer.type=X drops the options X does not "
+        "take",
+    )
     add_override_arguments(
         parser, handler_names(), "shared pool (default: mp)", "override number_generations"
     )
@@ -124,13 +138,28 @@ def check_schedule(config: ExperimentConfig, section: PbtConfig) -> None:
         )
 
 
+def configured_data(args: argparse.Namespace) -> dict[str, Any]:
+    """The config file's data with each ``--set KEY=VALUE`` applied."""
+    data = read_config_data(args.config)
+    if not args.set:
+        return data
+    chosen = single_settings(args.set, "pbt")
+    for key, _ in chosen:
+        if key.split(".")[0] == "evaluation":
+            raise UserError(
+                f"--set {key}: the runs of a PBT share one pool; use --handler, --workers, ... "
+                "instead"
+            )
+    return with_settings(data, chosen)
+
+
 def setup_from_arguments(args: argparse.Namespace) -> PbtSetup:
     """The checked setup of the command (nothing is written)."""
     if args.runs is not None and args.runs < 2:
         raise UserError(f"--runs must be >= 2 (a run copies another), got {args.runs}")
     if args.parallel_runs is not None and args.parallel_runs < 1:
         raise UserError(f"--parallel-runs must be >= 1, got {args.parallel_runs}")
-    experiment_data, section_data = split_pbt_data(read_config_data(args.config), args.config)
+    experiment_data, section_data = split_pbt_data(configured_data(args), args.config)
     section = parse_pbt_section(section_data, args.runs)
     if args.handler is None:
         args.handler = "mp"  # the runs share a pool; the config's handler may be another
@@ -142,19 +171,21 @@ def setup_from_arguments(args: argparse.Namespace) -> PbtSetup:
     return PbtSetup(experiment, section, space, seeded)
 
 
-def existing_state(folder: Path, setup: PbtSetup) -> PbtState | None:
-    """The state of a PBT of this setup in ``folder`` to continue; None for a new PBT."""
+def existing_state(
+    folder: Path, setup: PbtSetup, generations_given: bool
+) -> tuple[PbtState | None, PbtSetup]:
+    """The state of the PBT in ``folder`` to continue (extended where ``number_generations``
+    grew, :mod:`.extend`; None for a new PBT) and the setup it continues with (the folder's
+    length where the command gives a smaller one without --generations). A folder of another
+    setup is refused."""
     if (folder / STATE_FILE).is_file():
         state = read_state(folder)
-        if state.setup != setup.hash:
-            raise UserError(
-                f"{folder}: holds a PBT of another config or pbt section; give another --out "
-                "folder (or the same config to continue it)"
-            )
-        return state
+        if not generations_given:
+            setup = kept_length(state, setup)
+        return continued_state(folder, state, setup), setup
     if folder.is_dir() and any(folder.iterdir()):
         raise UserError(f"{folder}: holds files but no PBT ({STATE_FILE}); give another --out")
-    return None
+    return None, setup
 
 
 def report(loop: PbtLoop) -> list[str]:
@@ -187,7 +218,8 @@ def run_pbt(
     the end or ``should_stop``; the loop, whose ``finished`` says which."""
     setup = setup_from_arguments(args)
     folder = args.out or Path("pbt") / args.config.stem
-    state = existing_state(folder, setup) or initial_state(setup)
+    state, setup = existing_state(folder, setup, args.generations is not None)
+    state = state or initial_state(setup)
     section = setup.section
     if not args.quiet:
         keys = ", ".join(setting.key for setting in setup.space)

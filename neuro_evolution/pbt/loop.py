@@ -113,6 +113,42 @@ def score_key(score: float | None) -> float:
     return -math.inf if score is None or math.isnan(score) else score
 
 
+def decide_copies(
+    setup: PbtSetup,
+    state: PbtState,
+    scores: dict[str, float | None],
+    rng: np.random.Generator,
+    end: int,
+) -> list[dict[str, Any]]:
+    """The copies of an interval's end: the bottom runs, each with a donor from the top, and
+    the donor's settings explored (draws from ``rng``)."""
+    names = list(state.configs)
+    ranked = sorted(names, key=lambda name: (-score_key(scores[name]), names.index(name)))
+    count = max(1, int(len(names) * setup.section.quantile))
+    top, bottom = ranked[:count], ranked[-count:]
+    copies = []
+    for name in sorted(bottom, key=names.index):
+        donor = top[int(rng.integers(count))]
+        donor_values = current_values(setup.space, state.configs[donor])
+        values = explored_values(setup.space, donor_values, rng, setup.section.perturb_factors)
+        data = with_values(state.configs[donor], values)
+        setup.run_config(data, end)  # a refused explored value stops here, nothing copied
+        copies.append(
+            {
+                "run": name,
+                "donor": donor,
+                "generation": end,
+                "score": scores[name],
+                "donor_score": scores[donor],
+                "before": current_values(setup.space, state.configs[name]),
+                "donor_values": donor_values,
+                "values": values,
+                "config": data,
+            }
+        )
+    return copies
+
+
 def text(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
@@ -235,34 +271,8 @@ class PbtLoop:
     def decide(
         self, scores: dict[str, float | None], rng: np.random.Generator, end: int
     ) -> list[dict[str, Any]]:
-        """The copies of this interval's end: bottom runs, each with a donor from the top."""
-        names = list(self.state.configs)
-        ranked = sorted(names, key=lambda name: (-score_key(scores[name]), names.index(name)))
-        count = max(1, int(len(names) * self.setup.section.quantile))
-        top, bottom = ranked[:count], ranked[-count:]
-        copies = []
-        for name in sorted(bottom, key=names.index):
-            donor = top[int(rng.integers(count))]
-            donor_values = current_values(self.setup.space, self.state.configs[donor])
-            values = explored_values(
-                self.setup.space, donor_values, rng, self.setup.section.perturb_factors
-            )
-            data = with_values(self.state.configs[donor], values)
-            self.setup.run_config(data, end)  # a refused explored value stops here, nothing copied
-            copies.append(
-                {
-                    "run": name,
-                    "donor": donor,
-                    "generation": end,
-                    "score": scores[name],
-                    "donor_score": scores[donor],
-                    "before": current_values(self.setup.space, self.state.configs[name]),
-                    "donor_values": donor_values,
-                    "values": values,
-                    "config": data,
-                }
-            )
-        return copies
+        """The copies of this interval's end (:func:`decide_copies`)."""
+        return decide_copies(self.setup, self.state, scores, rng, end)
 
     def make_copies(self) -> None:
         """Make the pending copies, record them in the lineage, start the next interval."""
