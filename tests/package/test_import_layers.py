@@ -33,11 +33,11 @@ LAYERS: list[set[str]] = [
     {"brains", "optimizers"},
     {"qd", "moo"},
     {"evaluation"},
-    {"config"},
+    {"config", "migration"},
     {"run"},
     {"cli"},
     {"export"},
-    {"train", "replay"},
+    {"train", "replay", "migrate"},
     {"sweep", "compare"},
     {"pbt"},
 ]
@@ -329,6 +329,8 @@ GROUP_PURPOSES: dict[str, str] = {
     "cli": "command-line plumbing train and sweep share: errors, exit codes, overrides, signals",
     "train": "`python -m neuro_evolution.train`",
     "replay": "`python -m neuro_evolution.replay`",
+    "migrate": "`python -m neuro_evolution.migrate`: a predecessor config written as ours",
+    "migration": "the predecessor's config options mapped to this package's, or named as dropped",
     "sweep": "many runs (seeds x settings) on one shared pool or cluster",
     "pbt": "population-based training: runs that copy the best runs' exact checkpoints and "
     "explore their settings",
