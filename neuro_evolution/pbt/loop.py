@@ -45,6 +45,7 @@ from neuro_evolution.pbt.space import (
 )
 from neuro_evolution.pbt.transfer import SeededEntries, copy_run
 from neuro_evolution.run.directory import LOG_FILE, read_log
+from neuro_evolution.support.console import score_text
 from neuro_evolution.sweep.grid import RunPlan
 from neuro_evolution.sweep.scheduler import Sweep, SweepSummary
 from neuro_evolution.sweep.start_up import StartUpChecks
@@ -254,7 +255,7 @@ class PbtLoop:
             name: current_values(self.setup.space, data) for name, data in state.configs.items()
         }
         state.history.append({"generation": end, "scores": scores, "settings": settings})
-        shown = ", ".join(f"{name} {text(score)}" for name, score in scores.items())
+        shown = ", ".join(f"{name} {score_text(score)}" for name, score in scores.items())
         self.say(
             f"pbt: interval {state.intervals_done + 1}/{self.setup.intervals} ended at "
             f"generation {end}; validation: {shown}"
@@ -305,8 +306,8 @@ class PbtLoop:
                 for key, change in changes.items()
             )
             self.say(
-                f"pbt: {name} ({text(copy['score'])}) copies {donor} "
-                f"({text(copy['donor_score'])}) at generation {end}: {moved}"
+                f"pbt: {name} ({score_text(copy['score'])}) copies {donor} "
+                f"({score_text(copy['donor_score'])}) at generation {end}: {moved}"
             )
         state.pending = None
         state.intervals_done += 1

@@ -54,6 +54,7 @@ from neuro_evolution.run.start_up import (
     start_up_warnings,
 )
 from neuro_evolution.run.summary import RunSummary, ValidatedGeneration, spent_budget
+from neuro_evolution.support.console import score_text
 from neuro_evolution.support.errors import PerformanceWarning, UserError
 from neuro_evolution.support.seeds import (
     generation_seeds,
@@ -553,7 +554,7 @@ class Experiment:
             while not self.done:
                 row = self.step()
                 if row.validation_mean is not None:
-                    validated = f"{row.validation_mean:.4g}"
+                    validated = score_text(row.validation_mean)
                 postfix = {"mean": f"{row.fitness_mean:.4g}"}
                 if validated:
                     postfix["validation"] = validated

@@ -58,6 +58,11 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
+def score_text(value: float | None) -> str:
+    """A validation score as every command prints it: 6 significant digits ("none" without)."""
+    return "none" if value is None else f"{value:.6g}"
+
+
 def info(line: str) -> None:
     """Print one line on stdout (above a running progress bar, if any)."""
     _write(line, sys.stdout)
