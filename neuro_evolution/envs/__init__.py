@@ -8,7 +8,11 @@
   validation episodes, mean >= 0.32, i.e. 200 of 625 balanced = solved);
 - ``neuro_evolution/Latency-v0``: fixed-length episodes whose steps sleep ``step_seconds``
   (default 2.5 ms) without using the CPU, a stand-in for a heavy simulator on its own core, for
-  measuring how the handlers scale (``scripts/bench_scale.py``).
+  measuring how the handlers scale (``scripts/bench_scale.py``);
+- ``neuro_evolution/ReacherMemory-v0``: MuJoCo's Reacher-v5 in an observe, a memory and an action
+  phase (20 + 20 + 50 steps; kwargs ``observation_frames``, ``memory_frames``, ``action_frames``):
+  the target is hidden after the first phase and the reward counts only in the last (needs the
+  ``mujoco`` extra; rule in ``neuro_evolution/envs/reacher_memory.py``).
 
 Name them in a config as ``neuro_evolution.envs:neuro_evolution/DoublePole-v0`` (see
 ``docs/environments.md``). The double-pole envs have a native numpy vector env for the
@@ -23,6 +27,8 @@ ENTRY_POINT = "neuro_evolution.envs.double_pole:DoublePoleEnv"
 VECTOR_ENTRY_POINT = "neuro_evolution.envs.double_pole_vector:DoublePoleVectorEnv"
 LATENCY_ID = "neuro_evolution/Latency-v0"
 LATENCY_ENTRY_POINT = "neuro_evolution.envs.latency:LatencyEnv"
+REACHER_MEMORY_ID = "neuro_evolution/ReacherMemory-v0"
+REACHER_MEMORY_ENTRY_POINT = "neuro_evolution.envs.reacher_memory:ReacherMemoryEnv"
 ENV_KWARGS = {
     "neuro_evolution/DoublePole-v0": {
         "markov": True,
@@ -51,6 +57,8 @@ def register() -> None:
             )
     if LATENCY_ID not in gym.registry:
         gym.register(id=LATENCY_ID, entry_point=LATENCY_ENTRY_POINT)
+    if REACHER_MEMORY_ID not in gym.registry:  # keeps its own time too (the frame counts)
+        gym.register(id=REACHER_MEMORY_ID, entry_point=REACHER_MEMORY_ENTRY_POINT)
 
 
 register()
