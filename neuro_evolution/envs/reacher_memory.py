@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from gymnasium import utils
 from gymnasium.envs.mujoco.reacher_v5 import ReacherEnv
+from numpy.typing import NDArray
 
 TARGET_INDICES = (4, 5, 8, 9)  # target x, y; fingertip - target x, y (Reacher-v5's observation)
 PHASES = ("observe", "memory", "action")
@@ -86,7 +87,9 @@ class ReacherMemoryEnv(ReacherEnv):
         self.t = 0
         return observation, info
 
-    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def step(
+        self, action: np.ndarray
+    ) -> tuple[NDArray[np.float64], np.float64, bool, bool, dict[str, np.float64]]:
         """One Reacher step with the phase's action, observation and reward (module docstring)."""
         t = self.t
         hidden_until = self.observation_frames + self.memory_frames
@@ -96,6 +99,6 @@ class ReacherMemoryEnv(ReacherEnv):
         if t >= self.observation_frames:
             observation[list(TARGET_INDICES)] = 0.0
         if t < hidden_until:
-            reward = 0.0
+            reward = np.float64(0.0)
         self.t = t + 1
-        return observation, float(reward), terminated, self.t >= self.episode_steps, info
+        return observation, np.float64(reward), terminated, self.t >= self.episode_steps, info
