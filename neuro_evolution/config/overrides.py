@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import json
 import warnings
 from collections.abc import Iterable
@@ -38,10 +39,18 @@ class Setting:
     key: str
     values: tuple[Any, ...]
     names: tuple[str, ...] = ()  # each value's text in directory names (default: value_text)
+    files: bool = False  # the values are @FILE values (named by the files' stems)
 
     def name(self, index: int) -> str:
         """Value ``index`` as a directory name shows it."""
         return self.names[index] if self.names else value_text(self.values[index])
+
+    def legacy_name(self, index: int) -> str:
+        """Value ``index`` as an earlier release named its directory: inline JSON objects by
+        their JSON text, every other value as today."""
+        if self.names and not self.files:
+            return value_text(self.values[index])
+        return self.name(index)
 
 
 def value_text(value: Any) -> str:
@@ -110,10 +119,51 @@ def parse_setting(text: str) -> Setting:
         if len(set(names)) != len(names):
             raise UserError(f"--set {key}: two files have the same name {names[0]!r}; rename one")
     else:
-        parsed, names = tuple(parse_value(text) for text in texts), ()
+        parsed = tuple(parse_value(text) for text in texts)
+        names = object_names(parsed) if len(parsed) > 1 else ()
     if len(set(json.dumps(v, sort_keys=True) for v in parsed)) != len(parsed):
         raise UserError(f"--set {key}: a value is given twice")
-    return Setting(key, parsed, names)
+    return Setting(key, parsed, names, files=all(from_files))
+
+
+MAX_NAME = 64  # characters of a value's directory name before it is shortened by a hash
+UNSET = "unset"  # a leaf one object has and another lacks
+
+
+def leaves(value: Any, prefix: str = "") -> dict[str, str]:
+    """A JSON object's leaves as ``{"bounds.low": "-1"}`` (lists are leaves)."""
+    if not isinstance(value, dict) or not value:
+        return {prefix: value_text(value)}
+    found: dict[str, str] = {}
+    for key, child in value.items():
+        found.update(leaves(child, f"{prefix}.{key}" if prefix else str(key)))
+    return found
+
+
+def object_names(values: tuple[Any, ...]) -> tuple[str, ...]:
+    """Directory names of inline JSON objects, by what tells them apart: the ``type`` where it
+    alone does (``SNES``), else each leaf that differs between them (``sigma=0.1+bounds.low=-1``,
+    ``unset`` where an object lacks it); a name over MAX_NAME characters is cut and ends with a
+    hash of the value. Values that are not all objects keep their JSON text (``()``)."""
+    if not all(isinstance(value, dict) for value in values):
+        return ()
+    flat = [leaves(value) for value in values]
+    types = [value.get("type") for value in values]
+    if all(isinstance(t, str) for t in types) and len(set(types)) == len(types):
+        names = [str(t) for t in types]
+    else:
+        keys = sorted({key for leaf in flat for key in leaf}, key=lambda k: (k != "type", k))
+        differing = [k for k in keys if len({leaf.get(k, UNSET) for leaf in flat}) > 1]
+        names = ["+".join(f"{k}={leaf.get(k, UNSET)}" for k in differing) for leaf in flat]
+    return tuple(shortened(name, value) for name, value in zip(names, values))
+
+
+def shortened(name: str, value: Any) -> str:
+    """``name``, or its first characters and a hash of ``value`` where it is too long."""
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:8]
+    return f"{name[: MAX_NAME - 9]}~{digest}"
 
 
 def set_dotted(data: dict[str, Any], key: str, value: Any) -> None:

@@ -48,6 +48,7 @@ from neuro_evolution.sweep.grid import (
     RunPlan,
     check_run_count,
     expand_grid,
+    in_existing_directories,
     parse_seeds,
     parse_setting,
     read_config_data,
@@ -220,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         with one_line_warnings(PROGRAM):  # the keys a --set X.type dropped, old option names
             plans = plans_from_arguments(args)
         directory = args.out or Path("sweeps") / args.config.stem
+        plans = in_existing_directories(plans, directory)
         section = plans[0].config.evaluation
         checks = StartUpChecks(PROGRAM, args.parallel_runs or max(2, 4 * section.worker_count))
         checks.check_new_runs(plans, directory)  # every new run, before anything is made

@@ -9,7 +9,10 @@ A value ``@FILE.json`` is the JSON in that file, and names its directory by the 
 each with its own options (``optimizer=pgpe/seed-3``).
 A run's directory is ``<settings>/seed-<n>`` under the sweep directory, named by the settings
 that take more than one value, e.g. ``optimizer.sigma=0.1/seed-3`` (``base/seed-3`` when none
-does).
+does). Inline JSON objects are named by what tells them apart: their ``type`` where it alone
+does (``--set 'optimizer={"type": "SNES"},{"type": "PGPE"}'`` gives ``optimizer=SNES``), else
+each leaf that differs (``optimizer=sigma=0.1+bounds.low=-1``). A run directory an earlier release
+named by the object's JSON text is resumed where it is.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import dataclasses
 import itertools
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 from neuro_evolution.config.overrides import (  # noqa: F401 (re-exported: the sweep's names)
@@ -48,6 +52,7 @@ class RunPlan:
     settings: tuple[tuple[str, Any], ...]  # (key, value) of every --set, in command order
     seed: int
     config: ExperimentConfig
+    legacy_name: str = ""  # the directory an earlier release gave this run, where it differs
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -98,6 +103,24 @@ def parse_grid_config(
         raise ConfigError(error.path, message) from None
 
 
+def old_names(settings: list[Setting], indices: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
+    """The varying settings as an earlier release named them (inline JSON objects verbatim)."""
+    return tuple((s.key, s.legacy_name(i)) for s, i in zip(settings, indices) if len(s.values) > 1)
+
+
+def in_existing_directories(plans: list[RunPlan], directory: Path) -> list[RunPlan]:
+    """``plans``, each run whose directory an earlier release named otherwise kept there (so
+    the sweep's command, run again, resumes it)."""
+    return [
+        dataclasses.replace(plan, name=plan.legacy_name)
+        if plan.legacy_name
+        and (directory / plan.legacy_name).is_dir()
+        and not (directory / plan.name).exists()
+        else plan
+        for plan in plans
+    ]
+
+
 def expand_grid(data: dict[str, Any], settings: list[Setting], seeds: list[int]) -> list[RunPlan]:
     """Every (settings, seed) run of the grid, each config validated (ConfigError on a bad one)."""
     keys = [s.key for s in settings]
@@ -112,7 +135,8 @@ def expand_grid(data: dict[str, Any], settings: list[Setting], seeds: list[int])
             run["random_seed"] = seed
             config = parse_grid_config(run, settings, varying)
             name = f"{settings_name(varying)}/seed-{seed}"
-            plans.append(RunPlan(name, chosen, seed, config))
+            legacy = f"{settings_name(old_names(settings, indices))}/seed-{seed}"
+            plans.append(RunPlan(name, chosen, seed, config, "" if legacy == name else legacy))
     counts = collections.Counter(plan.name for plan in plans)
     clash = next((name for name, n in counts.items() if n > 1), None)
     if clash is not None:
