@@ -89,6 +89,13 @@ def add_override_arguments(
         help="mp/dask workers evaluate vectorized (numpy lockstep); --vectorize jax: Dask "
         "workers run one compiled JAX program per chunk",
     )
+    parser.add_argument(
+        "--portable-kernels",
+        action="store_true",
+        default=None,
+        help="run numpy's and OpenBLAS's portable kernels, the same bits on every x86-64 CPU "
+        "with AVX2 (evaluation.portable_kernels)",
+    )
     parser.add_argument("--generations", type=int, help=generations_help)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -101,6 +108,7 @@ def evaluation_overrides(args: argparse.Namespace) -> dict[str, Any]:
         "start_method": args.start_method,
         "scheduler": args.scheduler,
         "vectorize": args.vectorize,
+        "portable_kernels": getattr(args, "portable_kernels", None),
     }
     if args.workers is not None and args.workers < 0:
         raise UserError(f"--workers must be >= 0, got {args.workers}")

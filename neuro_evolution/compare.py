@@ -36,7 +36,9 @@ from neuro_evolution.config.tree import config_to_dict, parse_run_config
 from neuro_evolution.core.schema import flatten
 from neuro_evolution.evaluation.episodes.validation import reached
 from neuro_evolution.run.directory import CONFIG_FILE, LOG_FILE, read_log
+from neuro_evolution.run.kernel_checks import mixed_kernels_line
 from neuro_evolution.support.atomic import atomic_write_bytes, atomic_write_text
+from neuro_evolution.support.console import warning
 from neuro_evolution.support.errors import UserError
 
 PROGRAM = "neuro_evolution.compare"
@@ -358,7 +360,11 @@ def run_name(path: Path, folder: Path | None) -> str:
 def compare(paths: list[Path], out: Path) -> tuple[Path, Path]:
     """Write comparison.png and comparison.md for the runs under ``paths`` into ``out``; print
     the single-run note (if any)."""
-    groups = group_runs(find_runs(paths))
+    runs = find_runs(paths)
+    groups = group_runs(runs)
+    mixed = mixed_kernels_line(run.path for run in runs)
+    if mixed is not None:
+        warning(mixed, PROGRAM)
     out.mkdir(parents=True, exist_ok=True)
     png, md = out / "comparison.png", out / "comparison.md"
     atomic_write_bytes(png, plot(groups))

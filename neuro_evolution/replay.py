@@ -36,6 +36,7 @@ from neuro_evolution.evaluation.episodes.runner import (
 )
 from neuro_evolution.evaluation.episodes.trace import EpisodeTrace
 from neuro_evolution.run.genome_choice import choose_genome
+from neuro_evolution.run.kernel_checks import run_kernels_line, stored_portable
 from neuro_evolution.run.plots import plot_brain_state
 from neuro_evolution.run.replay_members import (
     PROGRAM,
@@ -46,6 +47,7 @@ from neuro_evolution.run.replay_members import (
 from neuro_evolution.support.atomic import atomic_savez
 from neuro_evolution.support.console import plural, warning
 from neuro_evolution.support.errors import UserError
+from neuro_evolution.support.kernels import require_portable
 from neuro_evolution.support.seeds import validation_seeds
 
 
@@ -203,6 +205,11 @@ def main(argv: list[str] | None = None) -> int:
     def run() -> int:
         if args.episodes is not None and args.episodes < 1:
             raise UserError(f"--episodes must be >= 1, got {args.episodes}")
+        if stored_portable(args.run_dir):  # a portable run replays on the portable kernels
+            require_portable(PROGRAM, f"{args.run_dir}: evaluation.portable_kernels", argv is None)
+        kernels = run_kernels_line(args.run_dir)
+        if kernels is not None:
+            warning(kernels, PROGRAM)
         member = named_member({"--elite": args.elite, "--cell": args.cell, "--front": args.front})
         if member is not None:
             if args.rank is not None or args.validation or args.exported is not None:

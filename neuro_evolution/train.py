@@ -61,11 +61,13 @@ from neuro_evolution.run.failure import (
     record_failure,
     save_last_completed,
 )
+from neuro_evolution.run.kernel_checks import stored_portable
 from neuro_evolution.run.lock import RunLock
 from neuro_evolution.run.resume import KEEP, resume_experiment
 from neuro_evolution.run.summary import RunSummary
 from neuro_evolution.support.console import plural
 from neuro_evolution.support.errors import ConfigError, HandlerStartError
+from neuro_evolution.support.kernels import require_portable
 
 PROGRAM = "neuro_evolution.train"
 
@@ -300,6 +302,15 @@ def finished_line(experiment: Experiment, run_dir: Path) -> str:
     )
 
 
+def resume_kernels(args: argparse.Namespace, restart: bool) -> None:
+    """Run the portable kernels where ``--portable-kernels`` or the resumed run's config asks
+    for them (support/kernels.py)."""
+    if args.portable_kernels:
+        require_portable(PROGRAM, "--portable-kernels", restart)
+    elif stored_portable(args.resume):
+        require_portable(PROGRAM, f"{args.resume}: evaluation.portable_kernels", restart)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     parser = build_parser()
@@ -310,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     def train() -> int:
         with one_line_warnings(PROGRAM):  # an old option name, the keys a --set dropped
             config = apply_overrides(configured(args), args)
+            if config.evaluation.portable_kernels:
+                require_portable(PROGRAM, "evaluation.portable_kernels", restart=argv is None)
         if args.max_env_steps is not None:
             config = dataclasses.replace(config, max_env_steps=args.max_env_steps)
         if args.max_evaluations is not None:
@@ -341,6 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     def resume() -> int:
         run_dir: Path = args.resume
         with one_line_warnings(PROGRAM):
+            resume_kernels(args, restart=argv is None)
             experiment = resume_experiment(  # holds the run's lock, or refuses in one line
                 run_dir,
                 number_generations=args.generations,

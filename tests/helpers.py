@@ -480,10 +480,12 @@ def external_dask_cluster(
     port: int = 0,
     tls: TlsFiles | None = None,
     worker_options: tuple[str, ...] = (),
+    worker_environment: dict[str, str] | None = None,
 ) -> Iterator[ExternalCluster]:
     """Start `dask scheduler` (on ``port``; 0: a free one) and ``workers`` `dask worker`s on
     127.0.0.1, speaking mutual TLS when ``tls`` is given, each with ``worker_options`` (e.g.
-    ``--preload FILE``); kill them afterwards."""
+    ``--preload FILE``) and ``worker_environment`` added to this process's environment; kill
+    them afterwards."""
     scheduler_file = tmp_path / "scheduler.json"
     logs = (tmp_path / "dask.log").open("w")
     common = {"stdout": logs, "stderr": subprocess.STDOUT, "cwd": tmp_path}
@@ -515,6 +517,7 @@ def external_dask_cluster(
                     + ["--host", "127.0.0.1", "--no-dashboard", "--name", f"ext-{index}"]
                     + ["--local-directory", str(tmp_path), *worker_options]
                     + ([] if tls is None else tls_options(tls.worker)),
+                    env=None if worker_environment is None else os.environ | worker_environment,
                     **common,
                 )
             )

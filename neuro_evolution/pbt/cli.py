@@ -56,6 +56,7 @@ from neuro_evolution.pbt.transfer import merge_entries, seeded_entries
 from neuro_evolution.run.directory import make_writable_directory
 from neuro_evolution.support.console import plural
 from neuro_evolution.support.errors import USER_ERRORS, ConfigError, UserError
+from neuro_evolution.support.kernels import require_portable
 from neuro_evolution.sweep.cli import Progress, say_generation_failed, start_pool
 from neuro_evolution.sweep.start_up import StartUpChecks
 
@@ -212,10 +213,14 @@ def open_runs(args: argparse.Namespace, parallel: int, slots: int) -> int:
 
 
 def run_pbt(
-    args: argparse.Namespace, should_stop: Callable[[], bool], say: Callable[[str], None]
+    args: argparse.Namespace,
+    should_stop: Callable[[], bool],
+    say: Callable[[str], None],
+    restart: bool = False,
 ) -> PbtLoop:
     """Check the command's setup, make (or continue) its folder, start the pool and run until
-    the end or ``should_stop``; the loop, whose ``finished`` says which."""
+    the end or ``should_stop``; the loop, whose ``finished`` says which. With ``restart`` (the
+    command line), portable kernels start the command again (support/kernels.py)."""
     setup = setup_from_arguments(args)
     folder = args.out or Path("pbt") / args.config.stem
     state, setup = existing_state(folder, setup, args.generations is not None)
@@ -228,6 +233,8 @@ def run_pbt(
             f"generations, exploring {keys}"
         )
     evaluation = parse_config(setup.experiment).evaluation
+    if evaluation.portable_kernels:
+        require_portable(PROGRAM, "evaluation.portable_kernels", restart)
     parallel = args.parallel_runs or section.runs
     checks = StartUpChecks(PROGRAM, open_runs(args, parallel, evaluation.worker_count))
     plans = interval_plans(setup, state, end_of_interval(setup, state))
@@ -260,7 +267,9 @@ def main(argv: list[str] | None = None) -> int:
     def pbt() -> int:
         try:
             with stop_signals(request), request.graceful(), one_line_warnings(PROGRAM):
-                loop = run_pbt(args, request.requested, lambda line: print(line, flush=True))
+                loop = run_pbt(
+                    args, request.requested, lambda line: print(line, flush=True), argv is None
+                )
         except USER_ERRORS + (KeyboardInterrupt,):
             raise
         except Exception as error:  # a generation failed: every run keeps its checkpoint

@@ -49,6 +49,7 @@ from neuro_evolution.run.status import (
     run_config_hash,
     stored_config_hash,
     warn,
+    warn_about_kernels,
     warn_about_versions,
 )
 from neuro_evolution.support.errors import ConfigError, ResumeError
@@ -264,6 +265,7 @@ def continue_run(
     """:func:`resume_experiment` once ``run_dir`` is locked (``lock`` goes to the experiment)."""
     status = read_status(run_dir)
     warn_about_versions(status)
+    warn_about_kernels(status, f"{run_dir}")
     checkpoint, entries = load_latest_checkpoint(run_dir, status)
     config = resumed_config(
         run_dir, checkpoint, status, number_generations, evaluation, max_env_steps, max_evaluations

@@ -6,6 +6,9 @@ is in place), so it never points at a file that is not complete. Fields::
     format_version     STATUS_FORMAT_VERSION; a newer or unknown one is refused on resume
     versions           neuro_evolution, numpy, deap, gymnasium and Python versions that wrote it;
                        a difference on resume is a one-line warning each
+    kernels            numpy's dispatched kernels and the BLAS core type of the process that
+                       wrote it (support/kernels.py); other kernels on resume, replay or export
+                       are a one-line warning (absent in files of earlier releases)
     config_hash        SHA-256 of the resolved config without CONFIG_HASH_IGNORES (the evaluation
                        section: every handler gives identical results; number_generations: a run
                        may be extended, and so may its budgets max_env_steps and max_evaluations;
@@ -31,6 +34,7 @@ from typing import Any
 import neuro_evolution
 from neuro_evolution.config.tree import ExperimentConfig, config_hash, data_hash
 from neuro_evolution.support.errors import ResumeError, ResumeWarning
+from neuro_evolution.support.kernels import kernel_set, other_kernels_line
 
 STATUS_FILE = "training_status.json"
 STATUS_FORMAT_VERSION = 1
@@ -86,6 +90,7 @@ def status_data(
     return {
         "format_version": STATUS_FORMAT_VERSION,
         "versions": library_versions(),
+        "kernels": kernel_set(),
         "config_hash": run_config_hash(config),
         "generation": generation,
         "number_generations": config.number_generations,
@@ -155,3 +160,11 @@ def warn_about_versions(status: dict[str, Any]) -> None:
                 f"{STATUS_FILE}: the run was written with {name} {then}, this is {current}; "
                 "the resumed run may not match an uninterrupted one"
             )
+
+
+def warn_about_kernels(status: dict[str, Any], what: str) -> None:
+    """One warning where ``what`` (the run) was trained with other kernels than this process
+    runs (none where the status file records no kernels)."""
+    line = other_kernels_line(status.get("kernels"), what)
+    if line is not None:
+        warn(line)

@@ -43,6 +43,7 @@ from neuro_evolution.evaluation.pools.run_pool import RunPool
 from neuro_evolution.run.directory import make_writable_directory
 from neuro_evolution.support.console import plural
 from neuro_evolution.support.errors import USER_ERRORS, UserError
+from neuro_evolution.support.kernels import require_portable
 from neuro_evolution.sweep.grid import (
     MAX_RUNS,
     RunPlan,
@@ -220,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
             raise UserError(f"--parallel-runs must be >= 1, got {args.parallel_runs}")
         with one_line_warnings(PROGRAM):  # the keys a --set X.type dropped, old option names
             plans = plans_from_arguments(args)
+            if plans[0].config.evaluation.portable_kernels:  # the runs share one pool
+                require_portable(PROGRAM, "evaluation.portable_kernels", restart=argv is None)
         directory = args.out or Path("sweeps") / args.config.stem
         plans = in_existing_directories(plans, directory)
         section = plans[0].config.evaluation

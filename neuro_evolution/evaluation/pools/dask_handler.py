@@ -45,6 +45,7 @@ class DaskHandler(PoolHandler[DaskPool]):
         connect_timeout: float = 30.0,
         reconnect_seconds: float = 30.0,
         precision: str = "float32",
+        portable_kernels: bool = False,
     ) -> None:
         super().__init__()
         if chunks_per_worker is None:
@@ -60,6 +61,7 @@ class DaskHandler(PoolHandler[DaskPool]):
         self.scheduler = scheduler
         self.vectorize = vectorize
         self.precision = precision
+        self.portable_kernels = portable_kernels  # workers with other kernels are refused
         self.chunks_per_worker = chunks_per_worker
         self.connect_timeout = connect_timeout  # seconds to reach an existing scheduler
         self.reconnect_seconds = reconnect_seconds  # to wait for a lost scheduler to come back
@@ -72,6 +74,7 @@ class DaskHandler(PoolHandler[DaskPool]):
             vectorize=section.vectorize,
             reconnect_seconds=section.reconnect_seconds,
             precision=section.precision,
+            portable_kernels=section.portable_kernels,
         )
 
     def new_pool(self, runs: int = 1) -> DaskPool:
@@ -85,6 +88,7 @@ class DaskHandler(PoolHandler[DaskPool]):
             connect_timeout=self.connect_timeout,
             reconnect_seconds=self.reconnect_seconds,
             precision=self.precision,
+            portable_kernels=self.portable_kernels,
         )
 
     def describe(self) -> str:

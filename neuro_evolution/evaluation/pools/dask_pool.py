@@ -49,8 +49,9 @@ from neuro_evolution.evaluation.pools.base import sigint_ignored
 from neuro_evolution.evaluation.pools.dask_plugin import EvaluationPlugin, evaluate_chunk
 from neuro_evolution.evaluation.pools.options import option_path
 from neuro_evolution.evaluation.pools.run_pool import Chunk, RunPool
-from neuro_evolution.support.console import info
+from neuro_evolution.support.console import info, warning
 from neuro_evolution.support.errors import HandlerStartError
+from neuro_evolution.support.kernels import kernel_set, kernel_text, portable_variables
 
 WORKER_WAIT_SECONDS = 120  # for the first worker of an existing cluster to be there
 # At most this long to ask an existing cluster for its thread count before a generation: a
@@ -62,6 +63,28 @@ SLOTS_SECONDS = 5.0
 # hung host: its connection stays open, so nothing else would tell) fails the generation.
 PING_SECONDS = 2.0
 T = TypeVar("T")
+
+
+def check_worker_kernels(client: Client, portable: bool) -> None:
+    """Name, in one line, the workers that run other kernels than this process (their chunks
+    may differ in the last bits: support/kernels.py); with ``portable``, refuse them."""
+    mine = kernel_set()
+    theirs = client.run(kernel_set)
+    other = {address: kernels for address, kernels in theirs.items() if kernels != mine}
+    if not other:
+        return
+    named = ", ".join(f"{address} ({kernel_text(kernels)})" for address, kernels in other.items())
+    line = (
+        f"{len(other)} of {len(theirs)} Dask workers run other kernels than this process "
+        f"({kernel_text(mine)}): {named}"
+    )
+    if portable:
+        variables = " ".join(f'{key}="{value}"' for key, value in portable_variables().items())
+        raise HandlerStartError(
+            f"{option_path('portable_kernels')}: {line}; start the workers as {variables} dask "
+            "worker ADDRESS (docs/cluster.md)"
+        )
+    warning(f"dask: {line}; results may differ from a run on this machine alone")
 
 
 class DaskPool(RunPool):
@@ -78,6 +101,7 @@ class DaskPool(RunPool):
         connect_timeout: float = 30.0,
         reconnect_seconds: float = 30.0,
         precision: str = "float32",
+        portable_kernels: bool = False,
     ) -> None:
         self.workers = workers
         self.scheduler = scheduler
@@ -96,6 +120,7 @@ class DaskPool(RunPool):
         )
         try:
             self._client = self._connect()
+            check_worker_kernels(self._client, portable_kernels)
         except BaseException:
             self.close()
             raise

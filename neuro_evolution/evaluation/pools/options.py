@@ -103,6 +103,13 @@ class EvaluationConfig(ConfigBase):
         "is refused",
         ge=1,
     )
+    portable_kernels: bool = option(
+        False,
+        doc="numpy and OpenBLAS run one kernel set that every x86-64 CPU with AVX2 runs (numpy's "
+        "dispatch capped at X86_V3, OpenBLAS's Haswell kernels), so the same config and seed "
+        "give the same bits on any such machine; the command starts itself again with the two "
+        "variables that choose them, and its workers inherit them (docs/architecture.md)",
+    )
     reconnect_seconds: float = option(
         30.0,
         doc="dask with a scheduler: how long a generation waits for a lost scheduler to answer "
