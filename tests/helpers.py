@@ -183,27 +183,38 @@ def sequential_and_jax_results(
 
 # The backends that step JAX envs -> the extra each needs.
 BACKEND_EXTRAS = {"gymnax": "jax", "brax": "brax"}
-# Gymnasium's env packages that need an extra -> that extra.
-ENV_PACKAGE_EXTRAS = {"gymnasium.envs.box2d": "box2d", "gymnasium.envs.mujoco": "mujoco"}
+# Env packages and modules that need an extra -> that extra: Gymnasium's, and this package's
+# envs built on them (ReacherMemory is Reacher-v5).
+ENV_PACKAGE_EXTRAS = {
+    "gymnasium.envs.box2d": "box2d",
+    "gymnasium.envs.mujoco": "mujoco",
+    "neuro_evolution.envs.reacher_memory": "mujoco",
+}
+PACKAGE = "neuro_evolution"  # whose env modules register their ids without importing any extra
 
 
 def environment_extras(environment: dict[str, Any]) -> list[str]:
     """The optional extras an ``environment`` config section needs (names of EXTRAS): by its
-    backend, the module of a ``module:EnvId`` id, or the package of a registered id's entry
-    point (looked up without importing a missing extra)."""
+    backend, the module of a ``module:EnvId`` id, the package of a registered id's entry point,
+    or the package of an ``entry_point`` (looked up without importing a missing extra; a module
+    of this package is imported, so its ids are registered)."""
     backend = environment.get("backend", "gymnasium")
     if backend != "gymnasium":
         return [BACKEND_EXTRAS[backend]]
     env_id = str(environment.get("id", ""))
+    extras: list[str] = []
     if ":" in env_id:
-        module = env_id.split(":")[0].split(".")[0]
-        return [extra for extra, modules in EXTRAS.items() if module in modules]
-    if env_id not in gym.registry:
-        return []
-    entry_point = str(gym.registry[env_id].entry_point)
-    return [
-        extra for package, extra in ENV_PACKAGE_EXTRAS.items() if entry_point.startswith(package)
-    ]
+        module, env_id = env_id.split(":", 1)
+        extras = [extra for extra, modules in EXTRAS.items() if module.split(".")[0] in modules]
+        if module.split(".")[0] == PACKAGE:
+            importlib.import_module(module)
+    entry_point = environment.get("entry_point")
+    if entry_point is None and env_id in gym.registry:
+        entry_point = gym.registry[env_id].entry_point
+    for package, extra in ENV_PACKAGE_EXTRAS.items():
+        if str(entry_point).startswith(package) and extra not in extras:
+            extras.append(extra)
+    return extras
 
 
 # --- train processes (fault injection: fault_injection.py) ------------------------------------

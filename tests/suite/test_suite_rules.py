@@ -150,3 +150,27 @@ def test_require_refuses_an_unknown_extra() -> None:
     """A misspelt extra is an error whether or not anything is installed, never a skip."""
     with pytest.raises(ValueError, match=r"unknown extra 'box2D'; known: box2d, mujoco"):
         helpers.require("box2D")
+
+
+@pytest.mark.parametrize(
+    "environment",
+    [
+        {"id": "neuro_evolution.envs:neuro_evolution/ReacherMemory-v0"},
+        {"id": "neuro_evolution/ReacherMemory-v0"},  # registered by the line above's import
+        {"entry_point": "neuro_evolution.envs.reacher_memory:ReacherMemoryEnv"},
+        {"id": "Reacher-v5"},
+    ],
+    ids=["module-id", "id", "entry-point", "gymnasium"],
+)
+def test_a_mujoco_env_needs_the_mujoco_extra_in_every_form(environment: dict[str, str]) -> None:
+    """ReacherMemory is Reacher-v5: named by module:id, by its registered id or by its entry
+    point, it needs the mujoco extra, so its tests and configs skip where mujoco is missing."""
+    helpers.environment_extras({"id": "neuro_evolution.envs:neuro_evolution/DoublePole-v0"})
+    assert helpers.environment_extras(environment) == ["mujoco"]
+
+
+def test_this_packages_envs_without_a_simulator_need_no_extra() -> None:
+    """The double pole and Latency envs are plain Python: no extra, so their tests always run."""
+    for env_id in ("DoublePoleNonMarkov-v0", "Latency-v0"):
+        environment = {"id": f"neuro_evolution.envs:neuro_evolution/{env_id}"}
+        assert helpers.environment_extras(environment) == []
