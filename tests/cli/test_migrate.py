@@ -359,20 +359,24 @@ def test_reacher_memory_maps_to_this_package_env_with_its_frame_counts():
     assert config["episode_runner"]["number_fitness_runs"] == 25
 
 
-def test_a_migrated_reacher_memory_config_loads_or_names_the_missing_env(tmp_path, capsys):
-    """Where neuro_evolution.envs registers ReacherMemory, the written config loads; where it
-    does not (yet), one line names the env it maps to, and nothing is written."""
-    import neuro_evolution.envs  # noqa: F401  (registers the package's envs)
-
-    source = OLD / "reacher_memory_ctrnn.json"
-    if REACHER_MEMORY.split(":")[1] not in gym.registry:
-        line = refused(source, tmp_path, capsys)
-        assert f"environment 'ReacherMemory-v0' is {REACHER_MEMORY} here" in line
-        return
+def test_a_migrated_reacher_memory_config_trains_on_the_registered_env(tmp_path, capsys):
+    """neuro_evolution.envs registers ReacherMemory: the written config loads with the
+    predecessor's frame counts and trains one tiny generation on it (the predecessor's mu 500 /
+    lambda 1000 as written)."""
+    require("mujoco")
     out = tmp_path / "new.json"
-    code, _, stderr = run_migrate(source, out, capsys)
+    code, _, stderr = run_migrate(OLD / "reacher_memory_ctrnn.json", out, capsys)
     assert code == 0, stderr
-    assert load_config(out).environment.kwargs["memory_frames"] == 20
+    config = load_config(out)
+    assert config.environment.kwargs == {
+        "observation_frames": 20,
+        "memory_frames": 20,
+        "action_frames": 50,
+    }
+    env = gym.make(REACHER_MEMORY, **config.environment.kwargs)
+    assert type(env.unwrapped).__name__ == "ReacherMemoryEnv"
+    env.close()
+    one_tiny_generation(out, tmp_path / "run")
 
 
 def test_converted_values_keep_the_predecessors_meaning():
