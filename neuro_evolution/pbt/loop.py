@@ -283,31 +283,34 @@ class PbtLoop:
             name, donor, end = copy["run"], copy["donor"], copy["generation"]
             runs = self.folder / RUNS_DIR
             config = self.setup.run_config(copy["config"], end)
-            source = copy_run(runs / donor, runs / name, config, self.setup.seeded)
+            source, copied_at = copy_run(runs / donor, runs / name, config, self.setup.seeded)
             state.configs[name] = copy["config"]
             changes = {
                 key: {"donor": copy["donor_values"][key], "now": value}
                 for key, value in copy["values"].items()
             }
-            state.lineage[name]["copies"].append(
-                {
-                    "generation": end,
-                    "copied": donor,
-                    "checkpoint": source.relative_to(self.folder).as_posix(),
-                    "score": copy["score"],
-                    "donor_score": copy["donor_score"],
-                    "seed": copy["config"]["random_seed"],
-                    "before": copy["before"],
-                    "settings": changes,
-                }
-            )
+            entry = {
+                "generation": end,
+                "copied": donor,
+                "checkpoint": source.relative_to(self.folder).as_posix(),
+                "score": copy["score"],
+                "donor_score": copy["donor_score"],
+                "seed": copy["config"]["random_seed"],
+                "before": copy["before"],
+                "settings": changes,
+            }
+            older = ""
+            if copied_at != end:  # the donor's later checkpoints could not be read
+                entry["checkpoint_generation"] = copied_at
+                older = f" (its checkpoint of generation {copied_at}: later ones are unreadable)"
+            state.lineage[name]["copies"].append(entry)
             moved = ", ".join(
                 f"{key} {text(change['donor'])} -> {text(change['now'])}"
                 for key, change in changes.items()
             )
             self.say(
                 f"pbt: {name} ({score_text(copy['score'])}) copies {donor} "
-                f"({score_text(copy['donor_score'])}) at generation {end}: {moved}"
+                f"({score_text(copy['donor_score'])}) at generation {end}{older}: {moved}"
             )
         state.pending = None
         state.intervals_done += 1

@@ -250,9 +250,12 @@ def copied_state(
     return state, checkpoint.path
 
 
-def copy_run(donor: Path, recipient: Path, config: ExperimentConfig, seeded: SeededEntries) -> Path:
-    """Make run directory ``recipient`` the donor's run at its latest checkpoint, continuing with
-    ``config`` (the donor's config with explored settings); returns the donor's checkpoint.
+def copy_run(
+    donor: Path, recipient: Path, config: ExperimentConfig, seeded: SeededEntries
+) -> tuple[Path, int]:
+    """Make run directory ``recipient`` the donor's run at its latest readable checkpoint,
+    continuing with ``config`` (the donor's config with explored settings); returns the donor's
+    checkpoint and its generation.
     Every file is written atomically; repeating a copy that was cut short gives the same files."""
     state, source = copied_state(donor, config, seeded)
     data = encode_state(config, state)
@@ -278,7 +281,7 @@ def copy_run(donor: Path, recipient: Path, config: ExperimentConfig, seeded: See
         atomic_write_json(recipient / STATUS_FILE, status)  # last: it names a complete run
     finally:
         lock.release()
-    return source
+    return source, state.generation
 
 
 def same_data(a: Any, b: Any) -> bool:

@@ -57,3 +57,24 @@ def test_a_pbt_that_fails_prints_its_error_alone(cut_pbt, capsys: Any) -> None:
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1, lines
     assert lines[0].startswith("neuro_evolution.pbt: error: ") and stuck in lines[0]
+
+
+def test_a_copy_from_an_older_checkpoint_says_so_and_records_its_generation(
+    cut_pbt, capsys: Any
+) -> None:
+    """The copies decided at generation 4 take their donor's generation-2 checkpoint (the one of
+    generation 4 is cut): the lineage records that generation beside the copy's, and the copy
+    line says it."""
+    argv, folder = cut_pbt
+    capsys.readouterr()
+    assert pbt_cli.main([*argv[:-1]]) == 0  # not --quiet: the copy lines are printed
+    lineage = json.loads((folder / "lineage.json").read_text())
+    copies = [copy for run in lineage.values() for copy in run["copies"] if copy["generation"] == 4]
+    assert copies, lineage
+    assert all(copy["checkpoint"].endswith("gen-000002.npz") for copy in copies), copies
+    assert all(copy["checkpoint_generation"] == 2 for copy in copies), copies
+    said = [line for line in capsys.readouterr().out.splitlines() if " copies run-" in line]
+    assert said and all(
+        "at generation 4 (its checkpoint of generation 2: later ones are unreadable)" in line
+        for line in said
+    ), said
