@@ -135,7 +135,7 @@ def test_a_minatar_run_on_the_jax_handler_resumes_exactly(tmp_path: Path) -> Non
     """SIGKILL after generation 4 (checkpoint at 3), resume: identical to the straight run --
     the env's random spawns (SpaceInvaders' shots, Asterix' enemies) come from the reset key."""
     data = minatar_config(
-        "asterix",
+        "asterix_egocentric",
         number_generations=6,
         checkpoint={"every_generations": 3, "keep": 2},
         environment={"id": "Asterix-MinAtar", "backend": "gymnax",
@@ -153,7 +153,7 @@ def test_validation_seeds_are_held_out_and_training_reset_seeds_are_played() -> 
     """On the jax handler: training episodes reset with the named seeds, validation episodes
     with the run's held-out seeds (>= 2**32), each reset from the seed itself."""
     data = minatar_config(
-        "space_invaders",
+        "space_invaders_egocentric",
         number_generations=2,
         episode_runner={"number_fitness_runs": 2, "max_steps_per_run": 40,
                         "training_reset_seeds": [52, 7]},

@@ -15,6 +15,7 @@ from helpers import (
     make_setup,
     parse,
     parse_brain_config,
+    require,
     sequential_and_jax_results,
     template_for_env,
 )
@@ -88,7 +89,7 @@ def test_replay_and_validation_runner_episode_is_never_shifted() -> None:
 
 def test_jax_handler_shifts_training_and_not_validation() -> None:
     """The compiled loop's results follow the same rule as the sequential runner's."""
-    pytest.importorskip("gymnax")
+    require("jax")
     environment = parse(EnvironmentConfig, {"id": "CartPole-v1", "backend": "gymnax"}, "env")
     rules = EpisodeRunnerConfig(number_fitness_runs=2, training_reward_shift=SHIFT)
     spec = RunnerSpec(environment=environment, episode_runner=rules)
