@@ -1,4 +1,7 @@
-"""Evolution strategies behind one ask/tell interface (MU_ES, CMA_ES, PGPE, OPENAI_ES, SNES).
+"""Optimizers behind one ask/tell interface: the CMA family (CMA_ES, SEP_CMA_ES, MA_ES,
+LM_MA_ES), the natural-gradient and search-gradient methods (XNES, SNES, CR_FM_NES, PGPE,
+OPENAI_ES, ARS, CEM), the population methods (MU_ES, GA, DE, PSO, COSYNE); quality diversity
+(MAP_ELITES, CMA_ME) and NSGA2 register here from their own packages.
 
 The interface and the optimizers by name (``OPTIMIZERS``) are :mod:`.base`, and making one from
 a config section :mod:`.factory`.
