@@ -16,6 +16,9 @@ The rule (docs/benchmarks/coco.md):
   other defaults; they maximize, so they are told -f.
 - The reference, pycma's ``cma.fmin2(..., restarts=9, bipop=True)`` with sigma0 2 and pycma's
   default options, runs by the same rule (``--reference``, on by default).
+  ``--pycma-options JSON`` changes pycma's options (a JSON object of ``cma.CMAOptions`` keys,
+  e.g. ``{"CMA_active": false}``), to measure what one of them does; the options this script
+  sets itself (seed, maxfevals, verbosity) are refused.
 - The summary: for each dimension and algorithm, read back with cocopp's ``DataSetList`` and
   ``detEvals``, the runtime ECDF of (function, instance, target) triples over cocopp's 51 bbob
   targets 10^2 ... 10^-8 without simulated restarts. ``solved`` is its value at the budget (the
@@ -28,6 +31,7 @@ The rule (docs/benchmarks/coco.md):
 
 Usage: python scripts/bench_coco.py --optimizers CMA_ES,SNES --dimensions 2,5,10
     --budget-multiplier 100 --out coco [--instances 1-5] [--functions 1-24] [--no-reference]
+    [--pycma-options '{"CMA_active": false}']
 """
 
 from __future__ import annotations
@@ -35,7 +39,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import difflib
 import io
+import json
 import math
 import os
 import sys
@@ -55,6 +61,7 @@ from neuro_evolution.support.errors import UserError
 EXIT_USAGE = 2
 REFERENCE = "pycma-BIPOP"
 SIGMA0 = 2.0  # COCO's example experiment and Hansen's BBOB-2009 BIPOP runs: sigma0 = 2
+RESERVED_PYCMA = ("seed", "maxfevals", "verbose", "verb_log", "verb_disp")  # set by run_pycma
 SPREAD_FIELDS = ("sigma", "stdev_init")  # our optimizers' initial per-gene spread options
 DIMENSIONS = (2, 3, 5, 10, 20, 40)  # those of the bbob suite
 TARGETS = 10.0 ** np.linspace(2, -8, 51)  # cocopp's runtime ECDF targets on bbob
@@ -141,18 +148,21 @@ def tell(
     optimizer.tell(Evaluations(-values, hall_of_fame, measures, seeds, generation))
 
 
-def run_pycma(budget: Budget, x0: np.ndarray, seed: int) -> None:
-    """One call of pycma's BIPOP ``fmin2`` from ``x0`` (it ends itself, or on the budget)."""
+def run_pycma(budget: Budget, x0: np.ndarray, seed: int, extra: dict[str, Any]) -> None:
+    """One call of pycma's BIPOP ``fmin2`` from ``x0`` (it ends itself, or on the budget), with
+    the ``extra`` options (--pycma-options) over pycma's defaults."""
     import cma
 
-    options = {"seed": seed + 1, "verbose": -9, "verb_log": 0, "verb_disp": 0,
+    options = {**extra, "seed": seed + 1, "verbose": -9, "verb_log": 0, "verb_disp": 0,
                "maxfevals": budget.limit - budget.problem.evaluations}  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cma.fmin2(budget, x0, SIGMA0, options, restarts=9, bipop=True)
 
 
-def solve(algorithm: str, problem: Any, limit: int, seed: int) -> None:
+def solve(
+    algorithm: str, problem: Any, limit: int, seed: int, pycma_options: dict[str, Any]
+) -> None:
     """Run ``algorithm`` on ``problem`` by the rule: restart from the next proposal while
     budget remains."""
     budget = Budget(problem, limit)
@@ -162,7 +172,7 @@ def solve(algorithm: str, problem: Any, limit: int, seed: int) -> None:
             x0 = problem.initial_solution_proposal()
             run_seed = seed + 1000 * problem.index + run
             if algorithm == REFERENCE:
-                run_pycma(budget, x0, run_seed)
+                run_pycma(budget, x0, run_seed, pycma_options)
             else:
                 run_ours(algorithm, budget, x0, run_seed)
             run += 1
@@ -182,7 +192,8 @@ def benchmark(algorithm: str, args: argparse.Namespace) -> Path:
     started = time.perf_counter()
     for problem in suite:
         problem.observe_with(observer)
-        solve(algorithm, problem, args.budget_multiplier * problem.dimension, args.seed)
+        limit = args.budget_multiplier * problem.dimension
+        solve(algorithm, problem, limit, args.seed, args.pycma_options)
         problem.free()
     print(f"{algorithm}: {len(suite)} problems in {time.perf_counter() - started:.1f} s",
           file=sys.stderr)  # fmt: skip
@@ -281,10 +292,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help=f"run pycma's BIPOP-CMA-ES as {REFERENCE}")  # fmt: skip
     parser.add_argument("--report", action=argparse.BooleanOptionalAction, default=True,
                         help="write cocopp's report under OUT/report")  # fmt: skip
+    parser.add_argument("--pycma-options", default="{}",
+                        help="JSON object of cma.CMAOptions for the reference")  # fmt: skip
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     args.optimizers = [name.strip() for name in args.optimizers.split(",") if name.strip()]
-    args.dimensions = [int(d) for d in args.dimensions.split(",")]
     return args
 
 
@@ -295,14 +307,47 @@ def check_args(args: argparse.Namespace) -> None:
             OPTIMIZERS.get(name)
         except KeyError as error:
             raise UserError(f"--optimizers: {error.args[0]}") from None
+    args.dimensions = dimensions(args.dimensions)
     unknown = [d for d in args.dimensions if d not in DIMENSIONS]
     if unknown:
         raise UserError(f"--dimensions: {unknown} not in the bbob suite's {list(DIMENSIONS)}")
     if args.budget_multiplier < 2:
         raise UserError(f"--budget-multiplier must be >= 2, got {args.budget_multiplier}")
+    args.pycma_options = pycma_options(args.pycma_options)
     for algorithm in algorithms(args):
         if (args.out / algorithm).exists():
             raise UserError(f"{args.out / algorithm} exists: choose another --out or remove it")
+
+
+def dimensions(text: str) -> list[int]:
+    """--dimensions as integers; a UserError naming one that is not."""
+    try:
+        return [int(d) for d in text.split(",")]
+    except ValueError:
+        raise UserError(
+            f"--dimensions: comma-separated integers of {list(DIMENSIONS)}, got {text!r}"
+        ) from None
+
+
+def pycma_options(text: str) -> dict[str, Any]:
+    """--pycma-options as a dict of pycma option names; a UserError naming a bad one."""
+    try:
+        options = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UserError(f"--pycma-options: not JSON ({error}): {text!r}") from None
+    if not isinstance(options, dict):
+        raise UserError(f"--pycma-options: a JSON object of pycma options, got {text!r}")
+    import cma
+
+    known = list(cma.CMAOptions())
+    for key in options:
+        if key in RESERVED_PYCMA:
+            raise UserError(f"--pycma-options: {key!r} is set by this script; leave it out")
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise UserError(f"--pycma-options: {key!r} is not a pycma option.{hint}")
+    return options
 
 
 def algorithms(args: argparse.Namespace) -> list[str]:
@@ -317,6 +362,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_coco: {error}", file=sys.stderr)
         return EXIT_USAGE
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.reference and args.pycma_options:
+        print(f"reference: {REFERENCE} options={json.dumps(args.pycma_options, sort_keys=True)}")
     folders = [benchmark(algorithm, args) for algorithm in algorithms(args)]
     results = {folder.name: runtimes(folder) for folder in folders}
     for line in summary_lines(results, args.dimensions, args.budget_multiplier):
