@@ -2,10 +2,11 @@
 
 Cells (one optimizer on one task, seeds 1-3 by default):
 
-- BBOB f1 sphere, f2 ellipsoid, f3 Rastrigin and f8 Rosenbrock at d = 10 and 40
-  (``neuro_evolution.optimizers.bbob``): evaluations until the best asked genome is within 1e-8
-  of the optimum, within 5,000 d evaluations. These run in this process (an ask/tell loop, no
-  episodes); the genes 0 and 1 are a measured optimizer's descriptors.
+- BBOB f1 sphere, f2 ellipsoid, f3 Rastrigin and f8 Rosenbrock at d = 10 and 40, from COCO's
+  ``bbob`` suite (cocoex, the ``coco`` extra; instance = seed): evaluations until COCO's final
+  target (f - f_opt < 1e-8) is reached, within 5,000 d evaluations, counted by cocoex. These run
+  in this process (an ask/tell loop from the origin, no episodes); the genes 0 and 1 are a
+  measured optimizer's descriptors.
 - CartPole-v1: training env steps until held-out validation reaches 475.
 - LunarLanderContinuous-v3: training env steps until held-out validation (10 episodes, after
   every generation) reaches 200.
@@ -23,7 +24,7 @@ A run of a cell whose budget is in env steps ends with the generation that spend
 An episode task's cell is a sweep (``python -m neuro_evolution.sweep``) of the task's shipped
 config with its optimizer section replaced: it runs on the handler the sweep is given (the
 config's own for the jax task), resumes when the command is run again, and skips the runs that
-ended. A BBOB cell's seed is written to ``bbob/<cell>/<OPTIMIZER>/seed-<s>.json`` when it ends,
+ended. A BBOB cell's seed is written to ``coco/<cell>/<OPTIMIZER>/seed-<s>.json`` when it ends,
 and skipped after. Each optimizer gets the task's population size and initial spread where its
 config has those fields (``SPREAD_FIELDS``), the settings of ``TUNED`` where a row names it, and
 its own defaults otherwise, so a user's registered optimizer appears with its defaults. An
@@ -64,15 +65,14 @@ from neuro_evolution.core.hall_of_fame import HallOfFame
 from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
 from neuro_evolution.optimizers.base import Evaluations
-from neuro_evolution.optimizers.bbob import Problem
 from neuro_evolution.run.failure import read_failure
 from neuro_evolution.support.atomic import atomic_write_text
 from neuro_evolution.support.errors import UserError
 from neuro_evolution.sweep.grid import parse_seeds
 
 ROOT = Path(__file__).resolve().parent.parent
-BBOB_TARGET = 1e-8
 BBOB_EVALUATIONS_PER_GENE = 5_000
+BBOB_FUNCTIONS = {"sphere": 1, "ellipsoid": 2, "rastrigin": 3, "rosenbrock": 8}  # COCO's f ids
 MEASURED_DESCRIPTORS = [  # a QD optimizer's descriptors on BBOB: genes 0 and 1
     {"name": f"gene{i}", "source": "observation", "index": i, "low": -5.0, "high": 5.0, "bins": 10}
     for i in range(2)
@@ -104,7 +104,8 @@ TUNED: dict[tuple[str, str], dict[str, Any]] = {
 
 @dataclasses.dataclass(frozen=True)
 class BbobTask:
-    """A BBOB function at one dimension; its score is evaluations to 1e-8 (lower is better)."""
+    """A COCO bbob function at one dimension; its score is evaluations to COCO's final target
+    f - f_opt < 1e-8 (lower is better)."""
 
     name: str
     function: str
@@ -216,25 +217,44 @@ def section(name: str, task: BbobTask | EpisodeTask, genes: int) -> dict[str, An
 
 
 # --- BBOB cells ---------------------------------------------------------------------------------
+def coco_problem(task: BbobTask, instance: int) -> Any:
+    """COCO's bbob problem of ``task`` (its function id, dimension) and ``instance``."""
+    try:
+        import cocoex
+    except ImportError:
+        raise UserError('the BBOB cells run on COCO: pip install -e ".[coco]"') from None
+    cocoex.log_level("warning")
+    options = (f"dimensions: {task.dimension} function_indices: {BBOB_FUNCTIONS[task.function]}"
+               f" instance_indices: {instance}")  # fmt: skip
+    return next(iter(cocoex.Suite("bbob", "", options)))
+
+
 def bbob_seed(name: str, task: BbobTask, seed: int) -> dict[str, Any]:
-    """Evaluations until the best asked genome is within 1e-8 (None: not within the budget)."""
-    problem = Problem.make(task.function, task.dimension, instance=seed)
+    """Evaluations until COCO's final target is hit (None: not within the budget) on instance
+    ``seed``, and the best f seen (COCO's f, f_opt included)."""
+    problem = coco_problem(task, seed)
     data = section(name, task, task.dimension)
     optimizer = make_optimizer(OPTIMIZERS.parse_config(data, "optimizer"), task.dimension, seed)
-    hall_of_fame, evaluations, best, generation = HallOfFame(1, task.dimension), 0, math.inf, 0
-    while evaluations < task.budget:
+    hall_of_fame, generation = HallOfFame(1, task.dimension), 0
+    while problem.evaluations < task.budget:
         genomes = optimizer.ask()
-        values = problem(genomes)
-        evaluations += len(genomes)
-        best = min(best, float(values.min()))
-        if best < BBOB_TARGET:
-            return {"evaluations": evaluations, "best": best}
-        hall_of_fame.update(genomes, -values, generation)
-        measures = genomes[:, :2] if optimizer.measure_configs() else None
-        seeds = np.zeros(len(genomes), dtype=np.int64)
-        optimizer.tell(Evaluations(-values, hall_of_fame, measures, seeds, generation))
-        generation += 1
-    return {"evaluations": None, "best": best}
+        values = np.empty(len(genomes))
+        for row, genome in enumerate(genomes):
+            if problem.evaluations >= task.budget:
+                break
+            values[row] = problem(genome)
+            if problem.final_target_hit:
+                return {
+                    "evaluations": int(problem.evaluations),
+                    "best": problem.best_observed_fvalue1,
+                }
+        else:
+            hall_of_fame.update(genomes, -values, generation)
+            measures = genomes[:, :2] if optimizer.measure_configs() else None
+            seeds = np.zeros(len(genomes), dtype=np.int64)
+            optimizer.tell(Evaluations(-values, hall_of_fame, measures, seeds, generation))
+            generation += 1
+    return {"evaluations": None, "best": problem.best_observed_fvalue1}
 
 
 def run_bbob(name: str, task: BbobTask, seeds: list[int], out: Path, compute: bool) -> list[float]:
@@ -242,7 +262,7 @@ def run_bbob(name: str, task: BbobTask, seeds: list[int], out: Path, compute: bo
     stored when ``compute``."""
     scores = []
     for seed in seeds:
-        path = out / "bbob" / task.name / name / f"seed-{seed}.json"
+        path = out / "coco" / task.name / name / f"seed-{seed}.json"
         if not path.is_file() and not compute:
             scores.append(math.nan)
             continue

@@ -1,6 +1,9 @@
-"""Four noiseless BBOB test functions, for ranking optimizers on problems with known optima.
+"""Four noiseless BBOB test functions, hand-written, for comparing an optimizer with a reference
+implementation on one shared function (scripts/check_*_bbob.py and the reference tests).
 
-Hansen, Finck, Ros & Auger (2009), "Real-Parameter Black-Box Optimization Benchmarking 2009:
+Benchmarks do not use them: scripts/bench_coco.py and the BBOB cells of scripts/bench_matrix.py
+run COCO's own bbob suite (cocoex, the ``coco`` extra), with COCO's instances and targets. These
+follow Hansen, Finck, Ros & Auger (2009), "Real-Parameter Black-Box Optimization Benchmarking 2009:
 Noiseless Functions Definitions" (INRIA RR-6829): f1 sphere, f2 separable ellipsoid, f3
 separable Rastrigin and f8 Rosenbrock, each with its optimum moved to ``x_opt`` and reported as
 f(x) - f_opt (so 0 at the optimum; f_opt is left out). ``x_opt`` is uniform in [-4, 4]^D
