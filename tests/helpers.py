@@ -125,9 +125,11 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "atari": ("ale_py", "cv2"),
     "minatar": ("minatar",),
     "export": ("onnx", "onnxruntime"),
+    "coco": ("cocoex", "cocopp"),
 }
 INSTALLED_BY = {
     "cma": "test",
+    "coco": "test",
     "evosax": "test",
     "pymoo": "test",
 }  # the pyproject.toml extra that installs a test-only package

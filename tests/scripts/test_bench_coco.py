@@ -13,9 +13,9 @@ from types import ModuleType
 
 import numpy as np
 import pytest
+from helpers import require
 
-pytest.importorskip("cocoex")
-pytest.importorskip("cocopp")
+require("coco")
 
 ROOT = Path(__file__).resolve().parents[2]
 LINE = re.compile(

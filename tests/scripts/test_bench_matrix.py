@@ -10,6 +10,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from helpers import require
 
 from neuro_evolution.compare import Run
 
@@ -94,7 +95,7 @@ def test_an_unreached_seed_stays_infinite_in_the_interval(matrix) -> None:
 def test_a_bbob_cell_runs_once_and_is_read_back_after(matrix, tmp_path: Path, capsys) -> None:
     """A BBOB cell (COCO's f1 at d = 10) writes each seed's result; a second run reads it
     instead of computing, and ``--report`` tables it without running anything."""
-    pytest.importorskip("cocoex")
+    require("coco")
     args = ["--out", str(tmp_path), "--tasks", "sphere-10", "--optimizers", "SEP_CMA_ES"]
     assert matrix.main([*args, "--seeds", "1"]) == 0
     stored = tmp_path / "coco" / "sphere-10" / "SEP_CMA_ES" / "seed-1.json"
