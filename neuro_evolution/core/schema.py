@@ -8,7 +8,6 @@ starts with the dotted field path, e.g. ``brain.number_neurons: must be an integ
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import difflib
 import math
@@ -60,8 +59,19 @@ def config_class(cls: type[T]) -> type[T]:
 
 
 def did_you_mean(word: str, choices: typing.Iterable[str]) -> str:
-    """`` Did you mean `x`?`` for the closest choice, or an empty string."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    """`` Did you mean `x`?`` for the closest choice, or an empty string: a choice that differs
+    only in case first (``xnes`` -> ``XNES``), else difflib's closest, with case kept and then
+    ignored."""
+    choices = list(choices)
+    folded: dict[str, str] = {}
+    for choice in choices:
+        folded.setdefault(choice.casefold(), choice)
+    close = (
+        [folded[word.casefold()]]
+        if word.casefold() in folded
+        else difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+        or [folded[c] for c in difflib.get_close_matches(word.casefold(), folded, 1, 0.6)]
+    )
     return f" Did you mean `{close[0]}`?" if close else ""
 
 
@@ -143,15 +153,29 @@ def _parse_union(hint: Any, value: Any, path: str, meta: Mapping[str, Any]) -> A
         return None
     if len(args) == 1:
         return parse_value(args[0], value, path, meta)
+    refusals: list[ConfigError] = []
     for arg in args:
-        with contextlib.suppress(ConfigError):
+        try:
             return parse_value(arg, value, path, meta)
+        except ConfigError as error:
+            if _takes_form(arg, value):
+                refusals.append(error)
+    if len(refusals) == 1:  # the one form the value has refused it: say why (-inf: not finite)
+        raise refusals[0]
     forms = " or ".join(
         " or ".join(map(repr, get_args(a))) if get_origin(a) is Literal
         else _PLAIN_TYPES.get(a, getattr(a, "__name__", str(a)))
         for a in args
     )  # fmt: skip
     raise ConfigError(path, f"must be {forms}, got {_describe(value)}")
+
+
+def _takes_form(hint: Any, value: Any) -> bool:
+    """Whether ``value`` has the JSON form ``hint`` parses where a form's own check can refuse
+    it beyond its form: a number for int and float, a list for a tuple."""
+    if hint in (int, float):
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return get_origin(hint) is tuple and isinstance(value, list | tuple)
 
 
 def _parse_literal(hint: Any, value: Any, path: str) -> Any:
@@ -185,7 +209,9 @@ def _parse_float(value: Any, path: str, meta: Mapping[str, Any]) -> float:
         raise ConfigError(path, f"must be a number, got {_describe(value)}")
     value = float(value)
     if not math.isfinite(value):
-        raise ConfigError(path, f"must be a finite number, got {_describe(value)}")
+        raise ConfigError(
+            path, f"must be a finite number, got {_describe(value)}; give a finite value"
+        )
     _check_bounds(value, meta, "a number", path)
     return value
 
