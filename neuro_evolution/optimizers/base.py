@@ -191,13 +191,23 @@ class Optimizer(metaclass=FrozenABCMeta):
         raise NotImplementedError(f"{type(self).__name__} does not redraw genomes")
 
     def center(self) -> np.ndarray | None:
-        """The genome this optimizer stands behind: its search distribution's mean (QD: the
-        best elite; NSGA-II: the front's best in its candidate objective).
+        """The method's own center: its search distribution's mean (QD: the best elite;
+        NSGA-II: the front's best in its candidate objective), unbounded as the method holds it.
 
         ``None`` for optimizers without one (MU_ES): the run then stands behind its hall of
-        fame's best. Validation and replay score this genome, never a lucky sample.
+        fame's best. The run stands behind :meth:`center_in_bounds`, never a lucky sample.
         """
         return None
+
+    def center_in_bounds(self) -> np.ndarray | None:
+        """The genome the run stands behind (validated, saved as the candidate, replayed and
+        exported): :meth:`center` brought into the bounds as an asked genome is (reflected for
+        ``reflect``, clipped for ``clip`` and ``resample``), so it is the genome the method's
+        own mean would be evaluated as. Without bounds, :meth:`center` unchanged."""
+        center = self.center()
+        if center is None or self.bounds is None:
+            return center
+        return self.bounds.repair(center[None, :])[0]
 
     def center_scaler(self) -> ObservationScaler | None:
         """The observation scaler :meth:`center`'s genome goes with (None: the current one)."""

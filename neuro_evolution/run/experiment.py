@@ -325,8 +325,9 @@ class Experiment:
         return self.observation_statistics.scaler()
 
     def candidate(self) -> Candidate:
-        """The genome the run stands behind now: the optimizer's center, else the HoF best."""
-        center = self.optimizer.center()
+        """The genome the run stands behind now: the optimizer's center inside the bounds
+        (:meth:`Optimizer.center_in_bounds`), else the HoF best."""
+        center = self.optimizer.center_in_bounds()
         if center is not None:
             own = self.optimizer.center_scaler()
             return Candidate(

@@ -161,3 +161,26 @@ def test_bad_bounds_are_one_line_errors(bounds: dict[str, Any], message: str) ->
         make("SNES", bounds)
     assert str(error.value).startswith(message), str(error.value)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("method", METHODS)
+def test_the_center_stood_behind_lies_in_the_bounds(name: str, method: str) -> None:
+    """``center_in_bounds`` (what a run validates, saves and exports) lies in [low, high] after
+    every generation, and is :meth:`center` repaired as an asked genome would be."""
+    bounds = {"low": list(LOW), "high": HIGH, "method": method}
+    if method == "resample" and not redraws(name):
+        return
+    optimizer = make(name, bounds)
+    hall_of_fame = HallOfFame(3, GENES)
+    for g in range(8):
+        generation(optimizer, hall_of_fame, g)
+        center, inside = optimizer.center(), optimizer.center_in_bounds()
+        if center is None:
+            assert inside is None
+            continue
+        assert inside is not None
+        assert (inside >= np.array(LOW)).all() and (inside <= HIGH).all(), (g, inside)
+        low, high = np.array(LOW), np.full(GENES, HIGH)
+        expected = reflect(center, low, high) if method == "reflect" else np.clip(center, low, high)
+        np.testing.assert_array_equal(inside, expected)
