@@ -34,7 +34,7 @@ from neuro_evolution.core.normalization import ObservationScaler
 from neuro_evolution.core.registry import Registry
 from neuro_evolution.core.schema import ConfigBase, config_class, option, register_polymorphic
 from neuro_evolution.measures.base import MeasureConfig
-from neuro_evolution.optimizers.bounds import BoundsConfig, GeneBounds
+from neuro_evolution.optimizers.bounds import BoundsConfig, GeneBounds, check_start_inside
 from neuro_evolution.optimizers.shaping import checked_fitness
 from neuro_evolution.support.errors import ConfigError
 from neuro_evolution.support.frozen import FrozenABCMeta
@@ -85,8 +85,9 @@ class OptimizerConfig(ConfigBase):
 
     bounds: BoundsConfig | None = option(
         None,
-        doc="{low, high, method}: every asked genome lies in [low, high] (scalars or one value"
-        " per gene); method clip, reflect or resample (docs/guide/optimizers.md). null: unbounded",
+        doc="{low, high, method}: every asked genome and the candidate lie in [low, high]"
+        " (finite scalars or one value per gene; center_init inside them); method clip, reflect"
+        " or resample (docs/guide/optimizers.md). null: unbounded",
     )
 
     def type_name(self) -> str:
@@ -297,4 +298,16 @@ OPTIMIZERS: Registry[Optimizer] = Registry(
     renamed=RENAMED_KEYS,
 )
 register_optimizer = OPTIMIZERS.register
-register_polymorphic(OptimizerConfig, OPTIMIZERS.parse_config)  # ``optimizer`` picks its class
+
+
+def parse_optimizer_config(data: Any, path: str) -> OptimizerConfig:
+    """An ``optimizer`` section as its type's config; a start point (``center_init``, null
+    read as 0) outside its ``bounds`` is refused."""
+    config = OPTIMIZERS.parse_config(data, path)
+    bounds = getattr(config, "bounds", None)
+    if bounds is not None and hasattr(config, "center_init"):
+        check_start_inside(bounds, float(config.center_init or 0.0), path)
+    return config
+
+
+register_polymorphic(OptimizerConfig, parse_optimizer_config)  # ``optimizer`` picks its class

@@ -1,7 +1,11 @@
 """Box bounds on the genes an optimizer asks: ``optimizer.bounds`` {low, high, method}.
 
-Every asked genome lies in [low, high] (scalars, or one value per gene). How a genome that the
-method drew outside is brought in:
+Every asked genome lies in [low, high] (finite scalars, or one value per gene), and so does the
+genome the run stands behind (validated, saved as the candidate, replayed, exported): the
+method's center brought in as an asked genome would be (``Optimizer.center_in_bounds``). The
+method itself keeps its center where its update puts it. A start point ``center_init`` outside
+the box is refused when the config is read. How a genome that the method drew outside is
+brought in:
 
 - ``clip``: each gene outside is set to the bound it crossed. Genes the distribution puts past a
   bound all land on it, so the bound gets a point mass and the search can sit on it.
@@ -11,7 +15,8 @@ method drew outside is brought in:
 - ``resample``: the rows with a gene outside are drawn again from the method's own sampling, up
   to ``max_resamples`` times, and any gene still outside is then clipped. The evaluated genomes
   follow the method's distribution truncated to the box; a distribution that sits mostly outside
-  costs draws, and its truncation pulls the learned mean inside.
+  costs draws, and its truncation pulls the learned mean inside. A center cannot be redrawn, so
+  the genome the run stands behind is the center clipped.
 
 A distribution-based method (CMA-ES, SNES, xNES, ...) learns from the samples it drew, so with
 clip and reflect it optimizes f(repair(x)) (as pycma's ``BoundTransform`` does); a population
@@ -34,8 +39,12 @@ BoundsMethod = Literal["clip", "reflect", "resample"]
 class BoundsConfig(ConfigBase):
     """``optimizer.bounds``: the box every asked genome lies in, and how it is kept there."""
 
-    low: float | tuple[float, ...] = option(doc="lowest value of every gene, or one per gene")
-    high: float | tuple[float, ...] = option(doc="highest value of every gene, or one per gene")
+    low: float | tuple[float, ...] = option(
+        doc="lowest value of every gene, or one per gene (finite)"
+    )
+    high: float | tuple[float, ...] = option(
+        doc="highest value of every gene, or one per gene (finite)"
+    )
     method: BoundsMethod = option(
         "clip", doc="clip, reflect or resample a genome drawn outside (docs/guide/optimizers.md)"
     )
@@ -60,6 +69,29 @@ class BoundsConfig(ConfigBase):
                 f"must be above low for every gene; gene {index} has low {low[index]:g} and"
                 f" high {high[index]:g}",
             )
+
+
+def check_start_inside(bounds: BoundsConfig, start: float, path: str) -> None:
+    """Refuse a start point ``start`` (``center_init``: one value for every gene) outside
+    ``bounds``, naming the range that every gene's bounds admit; ``path`` is the optimizer
+    section's."""
+    low, high = np.broadcast_arrays(np.atleast_1d(bounds.low), np.atleast_1d(bounds.high))
+    outside = np.flatnonzero((start < low) | (start > high))
+    if len(outside) == 0:
+        return
+    index = int(outside[0])
+    gene = "" if len(low) == 1 else f" at gene {index}"
+    lowest, highest = float(low.max()), float(high.min())
+    fix = (
+        f"set center_init within [{lowest:g}, {highest:g}] or widen the bounds"
+        if lowest <= highest
+        else "no one value lies inside every gene's bounds: widen them"
+    )
+    raise ConfigError(
+        join(path, "center_init"),
+        f"the start point {start:g} lies outside {join(path, 'bounds')}{gene}"
+        f" [{low[index]:g}, {high[index]:g}]; {fix}",
+    )
 
 
 class GeneBounds:
