@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TextIO
 
 import gymnasium as gym
 import numpy as np
@@ -486,6 +486,27 @@ class ExternalCluster(NamedTuple):
     processes: list[subprocess.Popen]
 
 
+def start_dask_worker(
+    address: str,
+    tmp_path: Path,
+    name: str,
+    logs: TextIO,
+    options: list[str] | tuple[str, ...] = (),
+    environment: dict[str, str] | None = None,
+) -> subprocess.Popen:
+    """Start one single-threaded `dask worker` (with its nanny) for the scheduler at ``address``
+    on 127.0.0.1, ``environment`` added to this process's; output to ``logs``."""
+    return subprocess.Popen(
+        [*DASK, "worker", address, "--nthreads", "1", "--nworkers", "1"]
+        + ["--host", "127.0.0.1", "--no-dashboard", "--name", name]
+        + ["--local-directory", str(tmp_path), *options],
+        env=None if environment is None else os.environ | environment,
+        stdout=logs,
+        stderr=subprocess.STDOUT,
+        cwd=tmp_path,
+    )
+
+
 @contextlib.contextmanager
 def external_dask_cluster(
     tmp_path: Path,
@@ -525,15 +546,12 @@ def external_dask_cluster(
         address = json.loads(scheduler_file.read_text())["address"]
         for index in range(workers):
             processes.append(
-                subprocess.Popen(
-                    [*DASK, "worker", address, "--nthreads", "1", "--nworkers", "1"]
-                    + ["--host", "127.0.0.1", "--no-dashboard", "--name", f"ext-{index}"]
-                    + ["--local-directory", str(tmp_path), *worker_options]
-                    + ([] if tls is None else tls_options(tls.worker)),
-                    env=None if worker_environment is None else os.environ | worker_environment,
-                    **common,
+                start_dask_worker(
+                    address, tmp_path, f"ext-{index}", logs,
+                    [*worker_options, *([] if tls is None else tls_options(tls.worker))],
+                    worker_environment,
                 )
-            )
+            )  # fmt: skip
         security = None if tls is None else Security(
             tls_ca_file=str(tls.ca), tls_client_cert=str(tls.client[0]),
             tls_client_key=str(tls.client[1]), require_encryption=True,

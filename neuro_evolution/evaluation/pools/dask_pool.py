@@ -65,14 +65,16 @@ PING_SECONDS = 2.0
 T = TypeVar("T")
 
 
-def check_worker_kernels(client: Client, portable: bool) -> None:
+def check_worker_kernels(client: Client, portable: bool) -> set[str]:
     """Name, in one line, the workers that run other kernels than this process (their chunks
-    may differ in the last bits: support/kernels.py); with ``portable``, refuse them."""
+    may differ in the last bits: support/kernels.py); with ``portable``, refuse them. The
+    addresses named. A worker that joins later is named by its first chunk
+    (:meth:`DaskPool.note_worker_kernels`)."""
     mine = kernel_set()
     theirs = client.run(kernel_set)
     other = {address: kernels for address, kernels in theirs.items() if kernels != mine}
     if not other:
-        return
+        return set()
     named = ", ".join(f"{address} ({kernel_text(kernels)})" for address, kernels in other.items())
     line = (
         f"{len(other)} of {len(theirs)} Dask workers run other kernels than this process "
@@ -85,6 +87,7 @@ def check_worker_kernels(client: Client, portable: bool) -> None:
             "worker ADDRESS (docs/cluster.md)"
         )
     warning(f"dask: {line}; results may differ from a run on this machine alone")
+    return set(other)
 
 
 class DaskPool(RunPool):
@@ -106,6 +109,8 @@ class DaskPool(RunPool):
         self.workers = workers
         self.scheduler = scheduler
         self.precision = precision
+        self.portable_kernels = portable_kernels
+        self._other_kernels: set[str] = set()  # workers named for their kernels
         self.connect_timeout = connect_timeout  # seconds to reach an existing scheduler
         self.reconnect_seconds = reconnect_seconds  # to wait for a lost scheduler to come back
         self._cluster: LocalCluster | None = None
@@ -120,7 +125,7 @@ class DaskPool(RunPool):
         )
         try:
             self._client = self._connect()
-            check_worker_kernels(self._client, portable_kernels)
+            self._other_kernels = check_worker_kernels(self._client, portable_kernels)
         except BaseException:
             self.close()
             raise
@@ -199,7 +204,9 @@ class DaskPool(RunPool):
 
     # --- runs: one plugin each ----------------------------------------------------------------
     def _register(self, run_id: str, template: BrainTemplate, spec: RunnerSpec) -> None:
-        plugin = EvaluationPlugin(template, spec, self.vectorize, self.precision)
+        plugin = EvaluationPlugin(
+            template, spec, self.vectorize, self.precision, kernel_set(), self.portable_kernels
+        )
         self._plugins[run_id] = (self._send_plugin(plugin), plugin)
 
     def _send_plugin(self, plugin: EvaluationPlugin) -> str:
@@ -275,8 +282,22 @@ class DaskPool(RunPool):
         if self._losses is not None:  # the lost worker's tasks are still ours, or done now
             for line in self._losses.take(future.key for future in self._futures):
                 info(line)
-        for future, results in zip(done, timed):
-            self._chunk_done(self._futures.pop(future), results)
+        for future, (results, seconds, other) in zip(done, timed):
+            if other is not None:
+                self.note_worker_kernels(*other)
+            self._chunk_done(self._futures.pop(future), (results, seconds))
+
+    def note_worker_kernels(self, address: str, kernels: dict) -> None:
+        """Name, once, a worker whose chunk came back computed with other kernels than this
+        process's (one that joined after the connect-time check)."""
+        if address in self._other_kernels:
+            return
+        self._other_kernels.add(address)
+        warning(
+            f"dask: worker {address} joined with other kernels ({kernel_text(kernels)}) than "
+            f"this process ({kernel_text(kernel_set())}); results may differ from a run on "
+            "this machine alone"
+        )
 
     def _next_completed(self, client: Client, timeout: float | None) -> Future | None:
         """The next completed future within ``timeout`` (None: none came), asking an existing
