@@ -3,7 +3,9 @@
 Both follow N. Hansen, "The CMA Evolution Strategy: A Tutorial", arXiv:1604.00772 (2016);
 "Eq. (n)" and "Table 1" below are that paper's. Hansen's ``purecma.py`` (shipped with pycma) is
 the reference implementation the defaults are checked against. Recombination weights are the
-non-negative ones (no active CMA), as in the DEAP strategy ``CMA_ES`` used before.
+non-negative ones, as in the DEAP strategy ``CMA_ES`` used before; with ``active`` (CMA_ES and
+SEP_CMA_ES) the lambda - mu worst samples get the tutorial's negative weights too (Eq. 46-53):
+the covariance shrinks along them, as pycma's default ``CMA_active`` does.
 
 A subclass holds the covariance model: the full matrix C = B D^2 B^T (``CMA_ES``) or its
 diagonal (``SEP_CMA_ES``, Ros & Hansen 2008). It provides the three operations that depend on
@@ -121,6 +123,36 @@ class CmaConfig(OptimizerConfig):
         return default if self.restarts is None else self.restarts.largest_population(default)
 
 
+@config_class
+class ActiveCmaConfig(CmaConfig):
+    """CmaConfig with the active covariance update (CMA_ES and SEP_CMA_ES)."""
+
+    active: bool = option(
+        False,
+        doc="active covariance update: the lambda - mu worst samples get negative weights and"
+        " C shrinks along them (Hansen's tutorial, Eq. 46-53; pycma's CMA_active). false: the"
+        " mu best only",
+    )
+
+
+def negative_weights(
+    population_size: int, mu: int, mueff: float, c1: float, cmu: float, genome_size: int
+) -> np.ndarray:
+    """The weights w_i <= 0 of ranks mu + 1 ... lambda (Eq. 49-53): w'_i = ln((lambda + 1)/2)
+    - ln i where that is negative (else 0), scaled to sum to -min(alpha_mu^-, alpha_mueff^-,
+    alpha_posdef^-); all 0 without a rank-mu update (cmu = 0)."""
+    ranks = np.arange(mu + 1, population_size + 1, dtype=np.float64)
+    raw = np.minimum(log((population_size + 1) / 2) - np.log(ranks), 0.0)
+    total = -float(raw.sum())
+    if total == 0 or cmu == 0:
+        return np.zeros(len(ranks))
+    mueff_minus = total**2 / float(np.sum(raw**2))  # Eq. (50) for the negative part
+    alpha_mu = 1 + c1 / cmu  # Eq. (50)
+    alpha_mueff = 1 + 2 * mueff_minus / (mueff + 2)  # Eq. (51)
+    alpha_posdef = (1 - c1 - cmu) / (genome_size * cmu)  # Eq. (52)
+    return min(alpha_mu, alpha_mueff, alpha_posdef) * raw / total  # Eq. (53)
+
+
 def recombination_weights(kind: WeightsKind, population_size: int, mu: int) -> np.ndarray:
     """The ``mu`` positive weights w_1 >= ... >= w_mu summing to 1 (Eq. 49, 53).
 
@@ -153,6 +185,8 @@ class CmaParameters:
     cmu: float
     damps: float
     chi_n: float  # E||N(0, I)||
+    # w_i <= 0 of ranks mu + 1 ... lambda for the active update; empty without it
+    negative_weights: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
 
     @classmethod
     def for_genome(
@@ -183,7 +217,10 @@ class CmaParameters:
             c1 = c1 * (n + 2) / 3
             cmu = min(1 - c1, cmu * (n + 2) / 3)
         chi_n = sqrt(n) * (1 - 1 / (4 * n) + 1 / (21 * n**2))
-        return cls(lam, mu, weights, mueff, cc, cs, c1, cmu, damps, chi_n)
+        negative = np.zeros(0)
+        if isinstance(config, ActiveCmaConfig) and config.active:
+            negative = negative_weights(lam, mu, mueff, c1, cmu, n)
+        return cls(lam, mu, weights, mueff, cc, cs, c1, cmu, damps, chi_n, negative)
 
 
 class CmaBase(Optimizer):
@@ -232,8 +269,31 @@ class CmaBase(Optimizer):
         return self.params.weights @ self._steps[best]
 
     @abstractmethod
-    def _adapt_covariance(self, best: np.ndarray, hsig: float) -> None:
-        """Eq. (47) from the asked steps of rows ``best`` (best first) and the h_sigma flag."""
+    def _adapt_covariance(self, best: np.ndarray, hsig: float, worst: np.ndarray) -> None:
+        """Eq. (47) from the asked steps of rows ``best`` (best first), the h_sigma flag and,
+        for the active update, rows ``worst`` (ranks mu + 1 ... lambda, best first)."""
+
+    @abstractmethod
+    def _whitened_norms(self, rows: np.ndarray) -> np.ndarray:
+        """||C^(-1/2) y|| of each row y, with the C of :meth:`_whiten`."""
+
+    def _active_rows(self, worst: np.ndarray) -> np.ndarray | None:
+        """Rows r_i with sum_i r_i r_i^T = -sum_i w°_i y_i y_i^T over the negative weights,
+        w°_i = w_i n / ||C^(-1/2) y_i||^2 (Eq. 46), times cmu; None without the active update."""
+        weights = self.params.negative_weights
+        if not np.any(weights < 0):
+            return None
+        assert self._steps is not None
+        keep = weights < 0
+        steps = self._steps[worst[: len(weights)][keep]]
+        norms = np.maximum(self._whitened_norms(steps) ** 2, np.finfo(np.float64).tiny)
+        scale = self.params.cmu * -weights[keep] * self.genome_size / norms
+        return np.sqrt(scale)[:, None] * steps
+
+    def _active_decay(self) -> float:
+        """cmu sum_j w_j (Eq. 47) beyond cmu: cmu times the negative weights' sum (0 without
+        the active update)."""
+        return self.params.cmu * float(self.params.negative_weights.sum())
 
     @abstractmethod
     def _reset_covariance(self, generation: int) -> None:
@@ -283,7 +343,8 @@ class CmaBase(Optimizer):
     def _tell(self, fitness: np.ndarray, evaluations: Evaluations) -> None:
         """Move mean, sigma and C towards the mu best of the last ask (hall of fame unused)."""
         p, n = self.params, self.genome_size
-        best = np.argsort(-fitness, kind="stable")[: p.mu]  # higher fitness first, ties by index
+        ranked = np.argsort(-fitness, kind="stable")  # higher fitness first, ties by index
+        best = ranked[: p.mu]
         y_w = self._recombine(best)  # Eq. (41)
         self.mean += self.sigma * y_w  # Eq. (42), c_m = 1
         self.ps *= 1 - p.cs  # Eq. (43)
@@ -295,7 +356,7 @@ class CmaBase(Optimizer):
         hsig = float(ps_norm / sqrt(1 - (1 - p.cs) ** (2 * since)) < threshold)
         self.pc *= 1 - p.cc  # Eq. (45)
         self.pc += hsig * sqrt(p.cc * (2 - p.cc) * p.mueff) * y_w
-        self._adapt_covariance(best, hsig)
+        self._adapt_covariance(best, hsig, ranked[p.mu :])
         self.sigma *= exp(p.cs / p.damps * (ps_norm / p.chi_n - 1))  # Eq. (44)
         self._steps = None
         every = self.config.restart_every_generations

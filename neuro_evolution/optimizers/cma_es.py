@@ -1,7 +1,8 @@
 """CMA_ES: covariance matrix adaptation with a full covariance and lazy eigendecomposition.
 
 N. Hansen, "The CMA Evolution Strategy: A Tutorial", arXiv:1604.00772 (2016), the (mu/mu_W,
-lambda)-CMA-ES of its Appendix A with non-negative weights; pycma is the reference
+lambda)-CMA-ES of its Appendix A with non-negative weights, or with ``active`` its negative
+weights for the lambda - mu worst (Eq. 46-53; pycma's default); pycma is the reference
 implementation. Shared parts live in :mod:`cma_common`; this file holds C = B D^2 B^T.
 
 Cost per generation: sampling and the rank-mu update are O(lambda n^2). The eigendecomposition
@@ -24,7 +25,7 @@ import numpy as np
 
 from neuro_evolution.core.schema import config_class
 from neuro_evolution.optimizers.base import OPTIMIZERS
-from neuro_evolution.optimizers.cma_common import CmaBase, CmaConfig
+from neuro_evolution.optimizers.cma_common import ActiveCmaConfig, CmaBase
 from neuro_evolution.optimizers.rng import state_array, state_scalar
 
 NAME = "CMA_ES"
@@ -35,7 +36,7 @@ _BLOCK = 256  # rows of C per block of the triangular rank-mu update
 
 
 @config_class
-class CmaEsConfig(CmaConfig):
+class CmaEsConfig(ActiveCmaConfig):
     """Options of the ``CMA_ES`` optimizer (full covariance; O(genome size^2) memory)."""
 
 
@@ -71,7 +72,10 @@ class CmaEs(CmaBase):
     def _whiten(self, y: np.ndarray) -> np.ndarray:
         return self.B @ ((self.B.T @ y) / self.D)  # C^(-1/2) = B D^-1 B^T (Eq. 43)
 
-    def _adapt_covariance(self, best: np.ndarray, hsig: float) -> None:
+    def _whitened_norms(self, rows: np.ndarray) -> np.ndarray:
+        return np.linalg.norm((rows @ self.B) / self.D, axis=1)  # ||D^-1 B^T y||
+
+    def _adapt_covariance(self, best: np.ndarray, hsig: float, worst: np.ndarray) -> None:
         assert self._steps is not None
         p, selected = self.params, self._steps[best]
         delta = (1 - hsig) * p.cc * (2 - p.cc)  # delta(h_sigma), below Eq. (47)
@@ -79,11 +83,16 @@ class CmaEs(CmaBase):
         #   + c1 pc pc^T + cmu sum_i w_i y_i y_i^T, as one product of (mu + 1) x n rows.
         rows = np.vstack([np.sqrt(p.c1) * self.pc, np.sqrt(p.cmu * p.weights)[:, None] * selected])
         decay = 1 + p.c1 * delta - p.c1 - p.cmu
+        negative = self._active_rows(worst)  # active: minus cmu sum_i |w°_i| y_i y_i^T
+        if negative is not None:
+            decay -= self._active_decay()  # cmu sum_j w_j over all lambda weights
         for start in range(0, self.genome_size, _BLOCK):  # the lower triangle, block by block
             stop = min(start + _BLOCK, self.genome_size)
             block = self.C[start:stop, :stop]
             block *= decay
             block += rows[:, start:stop].T @ rows[:, :stop]
+            if negative is not None:
+                block -= negative[:, start:stop].T @ negative[:, :stop]
         if self.generation + 1 - self.eigen_generation >= self.eigen_gap:
             self._decompose()
             self.eigen_generation = self.generation + 1

@@ -18,7 +18,7 @@ import numpy as np
 
 from neuro_evolution.core.schema import config_class
 from neuro_evolution.optimizers.base import OPTIMIZERS
-from neuro_evolution.optimizers.cma_common import CmaBase, CmaConfig
+from neuro_evolution.optimizers.cma_common import ActiveCmaConfig, CmaBase
 from neuro_evolution.optimizers.rng import state_array
 
 NAME = "SEP_CMA_ES"
@@ -26,7 +26,7 @@ _CHUNK = 16_384  # genes per block of the weighted sums: mu x block stays in cac
 
 
 @config_class
-class SepCmaEsConfig(CmaConfig):
+class SepCmaEsConfig(ActiveCmaConfig):
     """Options of the ``SEP_CMA_ES`` optimizer (diagonal covariance; O(genome size) memory)."""
 
 
@@ -77,14 +77,23 @@ class SepCmaEs(CmaBase):
         y_w, self._weighted_squares = weighted_sums(self.params.weights, self._steps, best)
         return y_w
 
-    def _adapt_covariance(self, best: np.ndarray, hsig: float) -> None:
+    def _whitened_norms(self, rows: np.ndarray) -> np.ndarray:
+        return np.linalg.norm(rows / self.D, axis=1)
+
+    def _adapt_covariance(self, best: np.ndarray, hsig: float, worst: np.ndarray) -> None:
         p = self.params
         delta = (1 - hsig) * p.cc * (2 - p.cc)  # delta(h_sigma), below Eq. (47)
         # Eq. (47) on the diagonal, (y y^T)_jj = y_j^2; the sum over the mu best was made
         # with <y>_w by _recombine.
-        self.C *= 1 + p.c1 * delta - p.c1 - p.cmu
+        negative = self._active_rows(worst)  # active: minus cmu sum_i |w°_i| y_i^2
+        if negative is None:
+            self.C *= 1 + p.c1 * delta - p.c1 - p.cmu
+        else:
+            self.C *= 1 + p.c1 * delta - p.c1 - p.cmu - self._active_decay()
         self.C += p.c1 * self.pc**2
         self.C += p.cmu * self._weighted_squares
+        if negative is not None:
+            self.C -= np.sum(negative**2, axis=0)
         self._weighted_squares = np.zeros(0)
         self.D = np.sqrt(self.C)
 
