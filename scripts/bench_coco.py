@@ -13,7 +13,9 @@ The rule (docs/benchmarks/coco.md):
   (``"restarts": {"kind": "bipop"}``); a method without a stopping rule runs on to the budget,
   and one that diverges (FloatingPointError, LinAlgError) restarts with the next seed. Our
   optimizers start at the proposal with their spread option (sigma, stdev_init) at 2 and their
-  other defaults; they maximize, so they are told -f.
+  other defaults; they maximize, so they are told -f. ``--set KEY=VALUE`` changes a field of
+  every one of our optimizer sections (``--set active=true``); their algorithm names then carry
+  the settings (``CMA_ES-active=true``), so one run can hold a method with and without them.
 - The reference, pycma's ``cma.fmin2(..., restarts=9, bipop=True)`` with sigma0 2 and pycma's
   default options, runs by the same rule (``--reference``, on by default).
   ``--pycma-options JSON`` changes pycma's options (a JSON object of ``cma.CMAOptions`` keys,
@@ -31,7 +33,7 @@ The rule (docs/benchmarks/coco.md):
 
 Usage: python scripts/bench_coco.py --optimizers CMA_ES,SNES --dimensions 2,5,10
     --budget-multiplier 100 --out coco [--instances 1-5] [--functions 1-24] [--no-reference]
-    [--pycma-options '{"CMA_active": false}']
+    [--pycma-options '{"CMA_active": false}'] [--set active=true]
 """
 
 from __future__ import annotations
@@ -53,7 +55,9 @@ from typing import Any
 
 import numpy as np
 
+from neuro_evolution.config.overrides import parse_value
 from neuro_evolution.core.hall_of_fame import HallOfFame
+from neuro_evolution.core.schema import ConfigError
 from neuro_evolution.optimizers import OPTIMIZERS, make_optimizer
 from neuro_evolution.optimizers.base import Evaluations, Optimizer
 from neuro_evolution.support.errors import UserError
@@ -117,11 +121,11 @@ def optimizer_section(name: str) -> dict[str, Any]:
     return section
 
 
-def run_ours(name: str, budget: Budget, x0: np.ndarray, seed: int) -> None:
-    """One run of our ``name`` from ``x0`` (it searches y and is scored at x0 + y) until the
-    budget is spent or it diverges."""
-    dimension = len(x0)
-    config = OPTIMIZERS.parse_config(optimizer_section(name), "optimizer")
+def run_ours(section: dict[str, Any], budget: Budget, x0: np.ndarray, seed: int) -> None:
+    """One run of our optimizer ``section`` from ``x0`` (it searches y and is scored at x0 + y)
+    until the budget is spent or it diverges."""
+    dimension, name = len(x0), section["type"]
+    config = OPTIMIZERS.parse_config(section, "optimizer")
     optimizer = make_optimizer(config, dimension, seed)
     hall_of_fame, generation = HallOfFame(1, dimension), 0
     try:
@@ -160,9 +164,7 @@ def run_pycma(budget: Budget, x0: np.ndarray, seed: int, extra: dict[str, Any]) 
         cma.fmin2(budget, x0, SIGMA0, options, restarts=9, bipop=True)
 
 
-def solve(
-    algorithm: str, problem: Any, limit: int, seed: int, pycma_options: dict[str, Any]
-) -> None:
+def solve(algorithm: str, problem: Any, limit: int, seed: int, args: argparse.Namespace) -> None:
     """Run ``algorithm`` on ``problem`` by the rule: restart from the next proposal while
     budget remains."""
     budget = Budget(problem, limit)
@@ -172,9 +174,9 @@ def solve(
             x0 = problem.initial_solution_proposal()
             run_seed = seed + 1000 * problem.index + run
             if algorithm == REFERENCE:
-                run_pycma(budget, x0, run_seed, pycma_options)
+                run_pycma(budget, x0, run_seed, args.pycma_options)
             else:
-                run_ours(algorithm, budget, x0, run_seed)
+                run_ours(args.sections[algorithm], budget, x0, run_seed)
             run += 1
 
 
@@ -193,7 +195,7 @@ def benchmark(algorithm: str, args: argparse.Namespace) -> Path:
     for problem in suite:
         problem.observe_with(observer)
         limit = args.budget_multiplier * problem.dimension
-        solve(algorithm, problem, limit, args.seed, args.pycma_options)
+        solve(algorithm, problem, limit, args.seed, args)
         problem.free()
     print(f"{algorithm}: {len(suite)} problems in {time.perf_counter() - started:.1f} s",
           file=sys.stderr)  # fmt: skip
@@ -295,6 +297,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--pycma-options", default="{}",
                         help="JSON object of cma.CMAOptions for the reference")  # fmt: skip
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a field of each of our optimizer sections (repeatable)")  # fmt: skip
     args = parser.parse_args(argv)
     args.optimizers = [name.strip() for name in args.optimizers.split(",") if name.strip()]
     return args
@@ -314,6 +318,7 @@ def check_args(args: argparse.Namespace) -> None:
     if args.budget_multiplier < 2:
         raise UserError(f"--budget-multiplier must be >= 2, got {args.budget_multiplier}")
     args.pycma_options = pycma_options(args.pycma_options)
+    args.sections = our_sections(args.optimizers, args.set)
     for algorithm in algorithms(args):
         if (args.out / algorithm).exists():
             raise UserError(f"{args.out / algorithm} exists: choose another --out or remove it")
@@ -350,8 +355,34 @@ def pycma_options(text: str) -> dict[str, Any]:
     return options
 
 
+def our_sections(names: list[str], settings: list[str]) -> dict[str, dict[str, Any]]:
+    """Algorithm name -> optimizer section: each of ``names`` with the ``--set`` settings; a
+    UserError naming a setting that is not ``KEY=VALUE`` or that a section refuses."""
+    chosen: dict[str, Any] = {}
+    for text in settings:
+        key, equals, value = text.partition("=")
+        if not equals or not key.strip():
+            raise UserError(f"--set: expected KEY=VALUE (e.g. active=true), got {text!r}")
+        chosen[key.strip()] = parse_value(value)
+    suffix = "".join(f"-{key}={settings_text(value)}" for key, value in chosen.items())
+    sections = {}
+    for name in names:
+        section = {**optimizer_section(name), **chosen}
+        try:
+            OPTIMIZERS.parse_config(section, "optimizer")
+        except ConfigError as error:
+            raise UserError(f"--set: {error}") from None
+        sections[name + suffix] = section
+    return sections
+
+
+def settings_text(value: Any) -> str:
+    """A --set value as it appears in an algorithm name (JSON: true, 0.5, "x")."""
+    return json.dumps(value, separators=(",", ":"))
+
+
 def algorithms(args: argparse.Namespace) -> list[str]:
-    return [*args.optimizers, *([REFERENCE] if args.reference else [])]
+    return [*args.sections, *([REFERENCE] if args.reference else [])]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -149,6 +149,23 @@ def test_pycma_options_reach_the_reference_and_are_named_in_the_output(coco, tmp
     assert not np.array_equal(a, b, equal_nan=True)
 
 
+def test_set_changes_our_sections_and_names_the_algorithm_by_it(coco, tmp_path) -> None:
+    """--set active=true: our CMA_ES runs with the active update under the name
+    CMA_ES-active=true (its COCO folder and its summary lines), beside the plain one."""
+    argv = ["--optimizers", "CMA_ES", "--dimensions", "2", "--budget-multiplier", "50",
+            "--functions", "10", "--instances", "1", "--no-reference", "--no-report"]  # fmt: skip
+    plain = run_main(coco, [*argv, "--out", str(tmp_path / "plain")])
+    active = run_main(coco, [*argv, "--set", "active=true", "--out", str(tmp_path / "active")])
+    assert "algorithm=CMA_ES " in plain and "algorithm=CMA_ES-active=true " in active
+    info = (tmp_path / "active" / "CMA_ES-active=true" / "bbobexp_f10.info").read_text()
+    assert "algId = 'CMA_ES-active=true'" in info
+    runs = {
+        name: coco.runtimes(tmp_path / name / folder)[(2, 10)]
+        for name, folder in (("plain", "CMA_ES"), ("active", "CMA_ES-active=true"))
+    }
+    assert not np.array_equal(runs["plain"], runs["active"], equal_nan=True)  # the option acts
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -160,6 +177,9 @@ def test_pycma_options_reach_the_reference_and_are_named_in_the_output(coco, tmp
         (["--pycma-options", '{"seed": 3}'], "'seed' is set by this script"),
         (["--pycma-options", "[1]"], "a JSON object of pycma options"),
         (["--pycma-options", "{"], "not JSON"),
+        (["--set", "active"], r"--set: expected KEY=VALUE \(e.g. active=true\), got 'active'"),
+        (["--set", "activ=true"], r"--set: optimizer.activ: .*Did you mean `active`"),
+        (["--set", "active=3"], r"--set: optimizer.active: must be"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(coco, tmp_path, capsys, argv, message) -> None:
