@@ -459,3 +459,19 @@ def test_a_migrated_config_that_would_not_load_is_not_written(tmp_path, capsys):
     source = write_json(tmp_path / "zero.json", data)
     line = refused(source, tmp_path, capsys)
     assert f"{source}: the migrated config does not load here: number_generations:" in line
+
+
+def test_the_shipped_qbert_pred_config_is_the_migrated_predecessor_protocol():
+    """configs/atari_qbert_pred.json holds what migrate writes for the predecessor's
+    qbert_hard_novel_cnn.json (env and its preprocessing, brain, optimizer, episodes), without
+    the novelty section and with lambda 100 (the file's later version; this copy's 10,000
+    would be 10 generations in the budget); its budget is 50M frames (4 frames an env step)."""
+    config = migrate_config(old("qbert_hard_novel_cnn.json"), "qbert.json", Notes())
+    shipped = json.loads((OLD.parents[2] / "configs" / "atari_qbert_pred.json").read_text())
+    assert config["optimizer"]["lambda_"] == 10_000 and shipped["optimizer"]["lambda_"] == 100
+    config["optimizer"]["lambda_"] = 100
+    for section in ("environment", "brain", "optimizer", "episode_runner", "hall_of_fame_size"):
+        assert shipped[section] == config[section], section
+    assert "novelty" in config and "novelty" not in shipped
+    assert shipped["max_env_steps"] * 4 == 50_000_000
+    assert shipped["validation"]["episodes"] == 30
