@@ -119,13 +119,27 @@ ARS_PEERS = {
 }
 
 
+# one difference from the paper's protocol at a time (docs/benchmarks/reproductions.md)
+ARS_ABLATIONS = {
+    "swimmer": (
+        (
+            "no-normalization",
+            "ablation: no state normalization (ARS V1-t, as RL Zoo's Swimmer config trains)",
+            (("observation_normalization", None),),
+        ),
+    ),
+}
+
+
 def ars_cases() -> tuple[Case, ...]:
-    """ARS V2-t on each task, then each peer method on the task's config."""
+    """ARS V2-t on each task, its ablations, then each peer method on the task's config."""
     cases = []
     for task, (threshold, episodes) in ARS_TASKS.items():
         config = f"configs/ars_{task}.json"
         paper = f"ARS V2-t {episodes:,} episodes to reach {threshold:,} (Table 1)"
         cases.append(Case(task, config, paper, count="episodes"))
+        for suffix, note, changes in ARS_ABLATIONS.get(task, ()):
+            cases.append(Case(f"{task}-{suffix}", config, f"{note}; {paper}", changes, "episodes"))
         for peer, optimizer in ARS_PEERS.items():
             changes = (("optimizer", optimizer),)
             note = f"not in the paper; {paper}"
