@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any, NamedTuple, TextIO
 
 import gymnasium as gym
@@ -140,6 +141,18 @@ def installed(extra: str) -> bool:
     if extra not in EXTRAS:
         raise ValueError(f"unknown extra {extra!r}; known: {', '.join(EXTRAS)}")
     return all(importlib.util.find_spec(module) is not None for module in EXTRAS[extra])
+
+
+def script_module(name: str) -> ModuleType:
+    """``scripts/<name>.py`` imported as the module ``name`` (kept in ``sys.modules``, where
+    dataclasses resolve its annotations)."""
+    path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def require(extra: str) -> None:

@@ -4,19 +4,10 @@ answers plus the fixed suit's luck."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
-from helpers import require
+from helpers import require, script_module
 
-ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location(
-    "autoencode_policies", ROOT / "scripts" / "autoencode_policies.py"
-)
-assert spec is not None and spec.loader is not None
-policies = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(policies)
+policies = script_module("autoencode_policies")
 
 
 def test_remembering_every_card_scores_the_maximum() -> None:

@@ -3,7 +3,6 @@ cocoex observer and cocopp's reader (tiny budgets: one or two problems at d = 2)
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import re
 import subprocess
@@ -13,7 +12,7 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from helpers import require
+from helpers import require, script_module
 
 require("coco")
 
@@ -26,12 +25,7 @@ LINE = re.compile(
 
 @pytest.fixture(scope="module")
 def coco() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_coco", ROOT / "scripts/bench_coco.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_coco"] = module  # dataclasses resolve its annotations there
-    spec.loader.exec_module(module)
-    return module
+    return script_module("bench_coco")
 
 
 @pytest.fixture(scope="module")

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import math
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from helpers import require
+from helpers import require, script_module
 
 from neuro_evolution.compare import Run
 
@@ -19,12 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def matrix() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_matrix", ROOT / "scripts/bench_matrix.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_matrix"] = module  # dataclasses resolve its annotations there
-    spec.loader.exec_module(module)
-    return module
+    return script_module("bench_matrix")
 
 
 def row(generation: int, steps: int, validation: float | None, evaluations: int = 10) -> dict:

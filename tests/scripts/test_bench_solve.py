@@ -3,24 +3,15 @@ apart up to the solving validation, and --set changing the case's config."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import script_module
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_solve", ROOT / "scripts/bench_solve.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_solve"] = module
-    spec.loader.exec_module(module)
-    return module
+    return script_module("bench_solve")
 
 
 def test_validation_steps_are_those_up_to_the_solving_validation_and_set_reaches_the_config(

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("check", ROOT / "scripts" / "check_docs_numbers.py")
-assert spec is not None and spec.loader is not None
-check = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(check)
+from helpers import script_module
+
+check = script_module("check_docs_numbers")
 
 
 def test_numbers_are_figures_not_digits_inside_names() -> None:

@@ -4,31 +4,22 @@ resumed and reported."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import math
 import re
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from helpers import small_config
+from helpers import script_module, small_config
 
 from neuro_evolution.compare import Run
 from neuro_evolution.config.tree import parse_config
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
 def reproduce() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("reproduce", ROOT / "scripts/reproduce.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["reproduce"] = module  # dataclasses resolve its annotations there
-    spec.loader.exec_module(module)
-    return module
+    return script_module("reproduce")
 
 
 def run_of(rows: list[tuple[int, float | None]], target: float = 1.0, episodes: int = 1) -> Run:
