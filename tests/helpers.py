@@ -44,6 +44,7 @@ from neuro_evolution.pbt.lineage import STATE_FILE
 from neuro_evolution.run.directory import LogRow, read_log
 from neuro_evolution.run.experiment import template_for_env
 from neuro_evolution.support.atomic import load_npz
+from neuro_evolution.support.kernels import portable_variables
 from neuro_evolution.support.seeds import generation_seeds
 
 # --- configs ----------------------------------------------------------------------------------
@@ -64,6 +65,14 @@ def small_config(**changes: Any) -> dict[str, Any]:
     config.update(copy.deepcopy(changes))
     return config
 
+
+# Another machine's kernels, emulated here: OpenBLAS's AVX kernels and numpy's baseline (its
+# AVX2 targets and every one above them switched off, so an AVX-512 machine emulates it too).
+OTHER_MACHINE = {
+    "OPENBLAS_CORETYPE": "Sandybridge",
+    "NPY_DISABLE_CPU_FEATURES": "X86_V3 " + portable_variables()["NPY_DISABLE_CPU_FEATURES"],
+}
+OTHER_TEXT = "numpy baseline only, openblas Sandybridge"  # how kernel_text names them
 
 VALIDATION_COLUMNS = ("validation_mean", "validation_std", "validation_min", "validation_steps")
 

@@ -3,7 +3,7 @@ compare or Dask worker uses others, and made one set by portable mode.
 
 Other machines are emulated on this one the way docs/architecture.md measures them: a process
 started with ``OPENBLAS_CORETYPE=Sandybridge`` (OpenBLAS's AVX kernels) and
-``NPY_DISABLE_CPU_FEATURES=X86_V3`` (numpy without its AVX2 kernels) runs another kernel set.
+numpy's dispatch switched off (``helpers.OTHER_MACHINE``) runs another kernel set.
 """
 
 from __future__ import annotations
@@ -24,11 +24,10 @@ from neuro_evolution.support.kernels import (
     kernel_text,
     portable_variables,
 )
-from tests.helpers import external_dask_cluster
+from tests.helpers import OTHER_MACHINE, external_dask_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 CARTPOLE = ROOT / "configs" / "cartpole.json"
-OTHER_MACHINE = {"OPENBLAS_CORETYPE": "Sandybridge", "NPY_DISABLE_CPU_FEATURES": "X86_V3"}
 PORTABLE = "numpy X86_V3, openblas Haswell"
 TRAIN = ["--generations", "2", "--handler", "sequential", "--quiet"]
 

@@ -3,8 +3,8 @@ chunk names it (once) when it runs other kernels than the client, and in portabl
 refuses the chunk in one line that says how to start it.
 
 Another machine is emulated as in tests/support/test_kernels.py: a worker started with
-``OPENBLAS_CORETYPE=Sandybridge`` and ``NPY_DISABLE_CPU_FEATURES=X86_V3``. Real `dask scheduler`
-and `dask worker` processes on 127.0.0.1.
+``OPENBLAS_CORETYPE=Sandybridge`` and numpy's dispatch switched off (``helpers.OTHER_MACHINE``).
+Real `dask scheduler` and `dask worker` processes on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -14,14 +14,19 @@ from pathlib import Path
 
 import pytest
 from distributed import Client
-from helpers import ExternalCluster, external_dask_cluster, make_setup, start_dask_worker
+from helpers import (
+    OTHER_MACHINE,
+    OTHER_TEXT,
+    ExternalCluster,
+    external_dask_cluster,
+    make_setup,
+    start_dask_worker,
+)
 
 from neuro_evolution.evaluation.pools.dask_handler import DaskHandler
 from neuro_evolution.support.errors import HandlerStartError
 
 pytestmark = pytest.mark.slow  # real clusters
-OTHER_MACHINE = {"OPENBLAS_CORETYPE": "Sandybridge", "NPY_DISABLE_CPU_FEATURES": "X86_V3"}
-OTHER_TEXT = "numpy baseline only, openblas Sandybridge"
 
 
 def only_the_late_worker(cluster: ExternalCluster, tmp_path: Path) -> str:
