@@ -1,4 +1,4 @@
-"""The optimizer states committed under ``tests/optimizers/states/``: what each case runs, and how a
+"""The optimizer states committed under ``tests/optimizer_states/``: what each case runs, and how a
 fixture is written and replayed.
 
 A fixture holds one optimizer's ``state()`` after :data:`BEFORE` generations and a pending ask
@@ -17,17 +17,17 @@ paper options.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from contract_cases import CASES
 
 from neuro_evolution.core.hall_of_fame import HallOfFame
 from neuro_evolution.optimizers import OPTIMIZERS, Optimizer, make_optimizer
 from neuro_evolution.optimizers.base import Evaluations
 
-FOLDER = Path(__file__).parent / "states"
+FOLDER = Path(__file__).parents[1] / "optimizer_states"
 GENOME_SIZE = 6
 SEED = 5
 BEFORE = 4  # generations told before the saved state (then one more ask is pending)
@@ -64,9 +64,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
 
 def contract_sections() -> dict[str, dict[str, Any]]:
     """Every registered optimizer's contract config section, by name."""
-    sys.path.insert(0, str(Path(__file__).parent))
-    from test_optimizer_contract import CASES
-
     return {name: {"type": name, **case.config} for name, case in CASES.items()}
 
 
