@@ -13,6 +13,11 @@ bounds (:mod:`.bounds`), the guards every tell needs (a preceding ask, one finit
 genome) and the generation count, and a subclass writes only its method: ``_ask``, ``_tell`` and
 ``_asked_count``.
 
+An optimizer declares its state once (:attr:`Optimizer.STATE`, entries of
+:mod:`.declared_state`: which attribute holds each array, scalar, pending ask and generator, under
+which key, with which shape); the base writes ``state()`` and ``load_state()`` from them, with the
+owner tag and the generation count, and checks shapes and dtypes on load.
+
 An optimizer owns every bit of randomness it uses (DEAP's operators draw from Python's global
 ``random`` and numpy's global generator: implementations swap their own saved generator state
 in around those calls), so ``state()`` after generation g plus ``load_state`` reproduces the rest
@@ -25,7 +30,7 @@ import dataclasses
 from abc import abstractmethod
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -35,7 +40,9 @@ from neuro_evolution.core.registry import Registry
 from neuro_evolution.core.schema import ConfigBase, config_class, option, register_polymorphic
 from neuro_evolution.measures.base import MeasureConfig
 from neuro_evolution.optimizers.bounds import BoundsConfig, GeneBounds, check_start_inside
+from neuro_evolution.optimizers.declared_state import Entry, Value, load_entries, save_entries
 from neuro_evolution.optimizers.shaping import checked_fitness
+from neuro_evolution.optimizers.state_parts import check_owner
 from neuro_evolution.support.errors import ConfigError
 from neuro_evolution.support.frozen import FrozenABCMeta
 
@@ -107,6 +114,11 @@ class Optimizer(metaclass=FrozenABCMeta):
     CANDIDATE_SOURCE = "center"
     # The optimizer section's field that names measure_configs() (for error messages).
     MEASURES_FIELD = "descriptors"
+    # The owner tag its state is saved with: the registered name.
+    NAME: ClassVar[str] = ""
+    # What the next ask depends on beyond the generation count, declared once
+    # (:mod:`.declared_state`); the base writes state() and load_state() from it.
+    STATE: ClassVar[tuple[Entry, ...]] = ()
 
     def __init__(self, config: Any, genome_size: int, seed: int):
         self.config = config
@@ -251,13 +263,34 @@ class Optimizer(metaclass=FrozenABCMeta):
             f"{cls.__name__} does not declare state_bytes(config, genome_size)"
         )
 
-    @abstractmethod
-    def state(self) -> OptimizerState:
-        """Everything the next ``ask`` depends on, as arrays and scalars (no pickle)."""
+    def state_entries(self) -> tuple[Entry, ...]:
+        """The entries of this optimizer's state: :attr:`STATE`; an optimizer whose entries
+        depend on its config (a prefix, an optional schedule) adds them here."""
+        return self.STATE
 
-    @abstractmethod
+    def _entries(self) -> tuple[Entry, ...]:
+        entries = self.state_entries()
+        if not entries:
+            raise NotImplementedError(
+                f"{type(self).__name__} declares no STATE (neuro_evolution.optimizers."
+                "declared_state) and does not write state() itself"
+            )
+        return (Value("generation", int), *entries)
+
+    def state(self) -> OptimizerState:
+        """Everything the next ``ask`` depends on, as arrays and scalars (no pickle): the owner
+        tag ``optimizer`` (:attr:`NAME`), ``generation`` and the declared entries."""
+        return {"optimizer": self.NAME, **save_entries(self, self._entries())}
+
     def load_state(self, state: OptimizerState) -> None:
-        """Continue exactly from a :meth:`state` snapshot."""
+        """Continue exactly from a :meth:`state` snapshot (of this optimizer type, config and
+        genome size); a state that does not fit is refused and changes nothing declared."""
+        check_owner(state, self.NAME)
+        load_entries(self, self._entries(), state)
+        self._loaded()
+
+    def _loaded(self) -> None:
+        """Recompute what derives from the state just loaded (nothing by default)."""
 
 
 # an optimizer option's old name -> its name now; the old one is read as the new, with a warning

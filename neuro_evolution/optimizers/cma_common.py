@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import dataclasses
 from abc import abstractmethod
-from collections.abc import Mapping
 from math import exp, log, sqrt
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
@@ -32,7 +31,6 @@ from neuro_evolution.optimizers.base import (
     Evaluations,
     Optimizer,
     OptimizerConfig,
-    OptimizerState,
 )
 from neuro_evolution.optimizers.cma_restarts import RestartSchedule, RestartsConfig
 from neuro_evolution.optimizers.cma_stopping import (
@@ -47,19 +45,12 @@ from neuro_evolution.optimizers.cma_stopping import (
     tolfun,
     tolx,
 )
+from neuro_evolution.optimizers.declared_state import Array, Entry, Generator, Part, Pending, Value
 from neuro_evolution.optimizers.rng import (
-    generator_load_state,
-    generator_to_state,
     owned_generator,
-    state_array,
-    state_scalar,
 )
 from neuro_evolution.optimizers.state_parts import (
-    asked_rows_state,
-    check_owner,
-    load_asked_rows,
-    load_restart_counters,
-    restart_counters_state,
+    RESTART_COUNTERS,
 )
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
@@ -230,7 +221,6 @@ class CmaBase(Optimizer):
     the Generator and, between ``ask`` and ``tell``, the asked steps y = sqrt(C) z.
     """
 
-    NAME: ClassVar[str]
     config: CmaConfig
 
     def __init__(self, config: CmaConfig, genome_size: int, seed: int, diagonal: bool):
@@ -310,14 +300,6 @@ class CmaBase(Optimizer):
     @abstractmethod
     def _condition(self) -> float:
         """The condition number of C (of its last decomposition)."""
-
-    @abstractmethod
-    def _covariance_state(self) -> dict[str, Any]:
-        """The covariance model's part of :meth:`state`."""
-
-    @abstractmethod
-    def _load_covariance_state(self, state: Mapping[str, Any]) -> None:
-        """Restore :meth:`_covariance_state` (shapes checked)."""
 
     # --- ask / tell ----------------------------------------------------------------------------
     REDRAWS = True
@@ -442,62 +424,43 @@ class CmaBase(Optimizer):
         return {"population_size": float(self.population_size), "restarts": float(self.restarts)}
 
     # --- state ---------------------------------------------------------------------------------
-    def state(self) -> OptimizerState:
-        """Mean, sigma, paths, covariance model, pending steps and Generator state."""
-        schedule: dict[str, Any] = {}
-        if self.schedule is not None:
-            schedule = {
-                **self.schedule.state(),
-                "restart_spent": self.schedule_spent,
-                "restart_stop_reason": self.stop_reason,
-                **self.history.state("stop_history_"),
-            }
-        return {
-            "optimizer": self.NAME,
-            "generation": self.generation,
-            **restart_counters_state(self.restarts, self.restart_generation),
-            "population_size": self.population_size,
-            "sigma0": self.sigma0,
-            **schedule,
-            "mean": self.mean.copy(),
-            "sigma": self.sigma,
-            "ps": self.ps.copy(),
-            "pc": self.pc.copy(),
-            **self._covariance_state(),
-            **asked_rows_state({"asked_steps": self._steps}, self.genome_size),
-            **generator_to_state(self._random, "generator"),
-        }
+    # The covariance model's entries (the subclass's C and what derives from it).
+    COVARIANCE: ClassVar[tuple[Entry, ...]]
 
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        """Continue from a :meth:`state` of an optimizer with the same config and genome size."""
-        check_owner(state, self.NAME)
-        n = self.genome_size
+    def state_entries(self) -> tuple[Entry, ...]:
+        """Restart counters, this search's lambda and sigma0, with ``restarts`` the schedule and
+        the stop histories, then mean, sigma, paths, covariance model, pending steps and the
+        Generator."""
+        schedule: tuple[Entry, ...] = ()
         if self.schedule is not None:
-            self._load_schedule_state(state)
-        asked = load_asked_rows(state, ("asked_steps",), self.population_size, n)
-        mean = state_array(state, "mean", np.float64, (n,))
-        ps = state_array(state, "ps", np.float64, (n,))
-        pc = state_array(state, "pc", np.float64, (n,))
-        self._load_covariance_state(state)
-        generator_load_state(self._random, state, "generator")
-        self.mean, self.ps, self.pc = mean, ps, pc
-        self.sigma = float(state_scalar(state, "sigma"))
-        self.generation = int(state_scalar(state, "generation"))
-        self.restarts, self.restart_generation = load_restart_counters(state)
-        self._steps = None if asked is None else asked[0]
+            schedule = (
+                Part("schedule", "restart_"),
+                Value("schedule_spent", bool, key="restart_spent"),
+                Value("stop_reason", str, key="restart_stop_reason"),
+                Part("history", "stop_history_"),
+            )
+        return (
+            *RESTART_COUNTERS,
+            Value("population_size", int, low=2),
+            Value("sigma0"),
+            *schedule,
+            Array("mean", ("genome_size",)),
+            Value("sigma"),
+            Array("ps", ("genome_size",)),
+            Array("pc", ("genome_size",)),
+            *self.COVARIANCE,
+            Pending((("_steps", "asked_steps"),)),
+            Generator("_random"),
+        )
 
-    def _load_schedule_state(self, state: Mapping[str, Any]) -> None:
-        """The restart schedule, the current search's lambda, sigma0 and stop histories."""
-        assert self.schedule is not None
-        self.schedule.load_state(state)
-        population = int(state_scalar(state, "population_size"))
-        if population < 2:
-            raise ValueError(f"optimizer state 'population_size': >= 2, got {population}")
-        self._set_population(population)
-        self.history.load_state(state, "stop_history_")
-        self.sigma0 = float(state_scalar(state, "sigma0"))
-        self.schedule_spent = bool(state_scalar(state, "restart_spent"))
-        self.stop_reason = str(state_scalar(state, "restart_stop_reason"))
+    def _loaded(self) -> None:
+        """The strategy parameters and the stop history's length for the loaded lambda (a
+        restart schedule may have grown it)."""
+        if self.population_size != self.params.population_size:
+            self.params = CmaParameters.for_genome(
+                self.config, self.genome_size, self.diagonal, self.population_size
+            )
+            self.history.recent_length = history_length(self.genome_size, self.population_size)
 
     @classmethod
     def _sample_bytes(cls, config: CmaConfig, genome_size: int) -> int:

@@ -18,15 +18,12 @@ a genome of 162,800 genes would need ~1 TiB; :meth:`CmaEs.state_bytes` lets star
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 
 from neuro_evolution.core.schema import config_class
 from neuro_evolution.optimizers.base import OPTIMIZERS
 from neuro_evolution.optimizers.cma_common import ActiveCmaConfig, CmaBase
-from neuro_evolution.optimizers.rng import state_array, state_scalar
+from neuro_evolution.optimizers.declared_state import Array, Value
 
 NAME = "CMA_ES"
 # n x n float64 arrays alive at the peak (during a decomposition): C, numpy's copy of it, LAPACK
@@ -45,6 +42,12 @@ class CmaEs(CmaBase):
     """CMA-ES with full covariance; every ``ask`` returns ``population_size`` genomes."""
 
     NAME = NAME
+    COVARIANCE = (
+        Array("C", ("genome_size", "genome_size")),
+        Array("B", ("genome_size", "genome_size")),
+        Array("D", ("genome_size",)),
+        Value("eigen_generation", int),
+    )
     C: np.ndarray  # the covariance (set by _reset_covariance)
     B: np.ndarray
     D: np.ndarray
@@ -121,19 +124,3 @@ class CmaEs(CmaBase):
 
     def _condition(self) -> float:
         return float((self.D.max() / self.D.min()) ** 2)
-
-    def _covariance_state(self) -> dict[str, Any]:
-        return {
-            "C": self.C.copy(),
-            "B": self.B.copy(),
-            "D": self.D.copy(),
-            "eigen_generation": self.eigen_generation,
-        }
-
-    def _load_covariance_state(self, state: Mapping[str, Any]) -> None:
-        n = self.genome_size
-        C = state_array(state, "C", np.float64, (n, n))
-        B = state_array(state, "B", np.float64, (n, n))
-        D = state_array(state, "D", np.float64, (n,))
-        self.C, self.B, self.D = C, B, D
-        self.eigen_generation = int(state_scalar(state, "eigen_generation"))

@@ -152,31 +152,31 @@ class RestartSchedule:
             self.plan = self._plan("large", self.largest, 1.0, None)
         return self.plan
 
-    def state(self) -> dict[str, Any]:
-        """The schedule's scalars (keys prefixed ``restart_``)."""
+    def to_state(self, prefix: str) -> dict[str, Any]:
+        """The schedule's scalars (keys prefixed ``prefix``)."""
         return {
-            "restart_large_restarts": self.large_restarts,
-            "restart_budget_large": self.budget["large"],
-            "restart_budget_small": self.budget["small"],
-            "restart_regime": self.plan.regime,
-            "restart_population_size": self.plan.population_size,
-            "restart_sigma_factor": self.plan.sigma_factor,
-            "restart_generation_limit": self.plan.generation_limit,
+            f"{prefix}large_restarts": self.large_restarts,
+            f"{prefix}budget_large": self.budget["large"],
+            f"{prefix}budget_small": self.budget["small"],
+            f"{prefix}regime": self.plan.regime,
+            f"{prefix}population_size": self.plan.population_size,
+            f"{prefix}sigma_factor": self.plan.sigma_factor,
+            f"{prefix}generation_limit": self.plan.generation_limit,
         }
 
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        """Restore :meth:`state`."""
-        regime = str(state_scalar(state, "restart_regime"))
+    def load_state(self, state: Mapping[str, Any], prefix: str) -> None:
+        """Restore :meth:`to_state`."""
+        regime = str(state_scalar(state, f"{prefix}regime"))
         if regime not in ("large", "small"):
-            raise ValueError(f"optimizer state 'restart_regime': large or small, got {regime!r}")
-        self.large_restarts = int(state_scalar(state, "restart_large_restarts"))
+            raise ValueError(f"optimizer state '{prefix}regime': large or small, got {regime!r}")
+        self.large_restarts = int(state_scalar(state, f"{prefix}large_restarts"))
         self.budget = {
-            "large": int(state_scalar(state, "restart_budget_large")),
-            "small": int(state_scalar(state, "restart_budget_small")),
+            "large": int(state_scalar(state, f"{prefix}budget_large")),
+            "small": int(state_scalar(state, f"{prefix}budget_small")),
         }
         self.plan = SearchPlan(
             "large" if regime == "large" else "small",
-            int(state_scalar(state, "restart_population_size")),
-            float(state_scalar(state, "restart_sigma_factor")),
-            int(state_scalar(state, "restart_generation_limit")),
+            int(state_scalar(state, f"{prefix}population_size")),
+            float(state_scalar(state, f"{prefix}sigma_factor")),
+            int(state_scalar(state, f"{prefix}generation_limit")),
         )

@@ -115,7 +115,7 @@ class StopHistory:
         self.best = np.append(self.best, best)[-STAGNATION_MAX:]
         self.median = np.append(self.median, median)[-STAGNATION_MAX:]
 
-    def state(self, prefix: str) -> dict[str, Any]:
+    def to_state(self, prefix: str) -> dict[str, Any]:
         """The histories as arrays under ``prefix``."""
         return {
             f"{prefix}recent_best": self.recent_best.copy(),
@@ -124,7 +124,7 @@ class StopHistory:
         }
 
     def load_state(self, state: Mapping[str, Any], prefix: str) -> None:
-        """Restore :meth:`state`."""
+        """Restore :meth:`to_state`."""
         recent = state_array(state, f"{prefix}recent_best", np.float64, (None,))
         best = state_array(state, f"{prefix}best", np.float64, (None,))
         median = state_array(state, f"{prefix}median", np.float64, (len(best),))

@@ -36,7 +36,6 @@ weights (3.09 instead of 3.41 at lambda = 10, and so c_sigma, c_c and c_1); and 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from math import exp, floor, log, sqrt, tanh
 from typing import Any
 
@@ -48,22 +47,13 @@ from neuro_evolution.optimizers.base import (
     Evaluations,
     Optimizer,
     OptimizerConfig,
-    OptimizerState,
 )
+from neuro_evolution.optimizers.declared_state import Array, Generator, Pending, Value
 from neuro_evolution.optimizers.gaussian import center_init_option
 from neuro_evolution.optimizers.rng import (
-    generator_load_state,
-    generator_to_state,
     owned_generator,
-    state_array,
-    state_scalar,
 )
 from neuro_evolution.optimizers.shaping import nes_utilities
-from neuro_evolution.optimizers.state_parts import (
-    asked_rows_state,
-    check_owner,
-    load_asked_rows,
-)
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 NAME = "CR_FM_NES"
@@ -191,6 +181,17 @@ class CrFmNes(Optimizer):
     """
 
     config: CrFmNesConfig
+    NAME = NAME
+    STATE = (
+        Array("mean", ("genome_size",), key="center"),
+        Value("sigma"),
+        Array("D", ("genome_size",)),
+        Array("v", ("genome_size",)),
+        Array("p_sigma", ("genome_size",)),
+        Array("p_c", ("genome_size",)),
+        Pending((("_noise", "asked_noise"),)),
+        Generator("_rng"),
+    )
 
     def __init__(self, config: CrFmNesConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed)
@@ -304,34 +305,3 @@ class CrFmNes(Optimizer):
     def center(self) -> np.ndarray:
         """The distribution's mean m."""
         return self.mean.copy()
-
-    def state(self) -> OptimizerState:
-        """m, sigma, D, v, the paths, a pending ask's rows z_k and the generator."""
-        return {
-            "optimizer": NAME,
-            "generation": self.generation,
-            "center": self.mean.copy(),
-            "sigma": self.sigma,
-            "D": self.D.copy(),
-            "v": self.v.copy(),
-            "p_sigma": self.p_sigma.copy(),
-            "p_c": self.p_c.copy(),
-            **asked_rows_state({"asked_noise": self._noise}, self.genome_size),
-            **generator_to_state(self._rng, "generator"),
-        }
-
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        """Continue from a :meth:`state` of an optimizer with the same config and genome size."""
-        check_owner(state, NAME)
-        d = self.genome_size
-        asked = load_asked_rows(state, ("asked_noise",), self.population_size, d)
-        vectors = {key: state_array(state, key, np.float64, (d,)) for key in _VECTORS}
-        generator_load_state(self._rng, state, "generator")
-        self.mean, self.D, self.v = vectors["center"], vectors["D"], vectors["v"]
-        self.p_sigma, self.p_c = vectors["p_sigma"], vectors["p_c"]
-        self.sigma = float(state_scalar(state, "sigma"))
-        self.generation = int(state_scalar(state, "generation"))
-        self._noise = None if asked is None else asked[0]
-
-
-_VECTORS = ("center", "D", "v", "p_sigma", "p_c")

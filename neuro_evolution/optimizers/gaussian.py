@@ -26,21 +26,14 @@ from neuro_evolution.optimizers.base import (
     Evaluations,
     Optimizer,
     OptimizerConfig,
-    OptimizerState,
 )
+from neuro_evolution.optimizers.declared_state import Array, Entry, Generator, Pending
 from neuro_evolution.optimizers.rng import (
-    generator_load_state,
-    generator_to_state,
     owned_generator,
     state_array,
     state_scalar,
 )
 from neuro_evolution.optimizers.shaping import FitnessShaping
-from neuro_evolution.optimizers.state_parts import (
-    asked_rows_state,
-    check_owner,
-    load_asked_rows,
-)
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 
@@ -177,11 +170,16 @@ class Adam:
 class GaussianSearch(Optimizer):
     """Ask/tell over N(center, diag(stdev^2)); subclasses draw ``z`` and update the distribution.
 
-    State (all O(G) but the pending noise, O(P G)): center, stdev, generation, the noise rows of
-    a pending ask, the sampling generator, plus whatever :meth:`_extra_state` adds.
+    State (all O(G) but the pending noise, O(P G)): center, stdev, the noise rows of a pending
+    ask and the sampling generator; a subclass adds its update rule's entries to ``STATE``.
     """
 
-    NAME: ClassVar[str]
+    STATE: ClassVar[tuple[Entry, ...]] = (
+        Array("mean", ("genome_size",), key="center"),
+        Array("stdev", ("genome_size",)),
+        Pending((("_noise", "asked_noise"),)),
+        Generator("_rng"),
+    )
 
     def __init__(self, config: Any, genome_size: int, seed: int, population_size: int):
         super().__init__(config, genome_size, seed)
@@ -208,13 +206,6 @@ class GaussianSearch(Optimizer):
     @abstractmethod
     def _update(self, noise: np.ndarray, fitness: np.ndarray) -> None:
         """Move ``self.mean`` / ``self.stdev`` given the asked rows ``z`` and their fitness."""
-
-    def _extra_state(self) -> dict[str, Any]:
-        """Update-rule state beyond center and stdev (e.g. momentum)."""
-        return {}
-
-    def _load_extra_state(self, state: Mapping[str, Any]) -> None:
-        """Restore what :meth:`_extra_state` returned."""
 
     REDRAWS = True
 
@@ -243,31 +234,6 @@ class GaussianSearch(Optimizer):
     def center(self) -> np.ndarray:
         """The distribution's mean: the genome the run stands behind."""
         return self.mean.copy()
-
-    def state(self) -> OptimizerState:
-        """Center, stdev, a pending ask's noise, the generator and the update rule's state."""
-        return {
-            "optimizer": self.NAME,
-            "generation": self.generation,
-            "center": self.mean.copy(),
-            "stdev": self.stdev.copy(),
-            **asked_rows_state({"asked_noise": self._noise}, self.genome_size),
-            **generator_to_state(self._rng, "generator"),
-            **self._extra_state(),
-        }
-
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        """Continue from a :meth:`state` of an optimizer with the same config and genome size."""
-        check_owner(state, self.NAME)
-        g = self.genome_size
-        asked = load_asked_rows(state, ("asked_noise",), self.population_size, g)
-        mean = state_array(state, "center", np.float64, (g,))
-        stdev = state_array(state, "stdev", np.float64, (g,))
-        generator_load_state(self._rng, state, "generator")
-        self._load_extra_state(state)
-        self.mean, self.stdev = mean, stdev
-        self.generation = int(state_scalar(state, "generation"))
-        self._noise = None if asked is None else asked[0]
 
 
 class MirroredSearch(GaussianSearch):

@@ -27,9 +27,7 @@ lines 12-13; this file follows the paper in both.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from math import exp, log
-from typing import Any
 
 import numpy as np
 
@@ -37,12 +35,12 @@ from neuro_evolution.core.schema import config_class, option
 from neuro_evolution.optimizers.base import OPTIMIZERS
 from neuro_evolution.optimizers.cma_common import CmaConfig
 from neuro_evolution.optimizers.cma_restarts import RestartsConfig
+from neuro_evolution.optimizers.declared_state import Array
 from neuro_evolution.optimizers.ma_es import (
     NO_RESTART_SCHEDULE,
     MatrixAdaptation,
     refuse_restart_schedule,
 )
-from neuro_evolution.optimizers.rng import state_array
 
 NAME = "LM_MA_ES"
 
@@ -85,6 +83,7 @@ class LmMaEs(MatrixAdaptation):
     """LM-MA-ES; every ``ask`` returns ``population_size`` genomes."""
 
     NAME = NAME
+    TRANSFORMATION = (Array("directions", ("count", "genome_size")),)
     config: LmMaEsConfig
     directions: np.ndarray  # (m, n) the vectors m_i (set by _fresh_transformation)
 
@@ -126,10 +125,3 @@ class LmMaEs(MatrixAdaptation):
 
     def _fresh_transformation(self) -> None:
         self.directions = np.zeros((self.count, self.genome_size))
-
-    def _transformation_state(self) -> dict[str, Any]:
-        return {"directions": self.directions.copy()}
-
-    def _load_transformation_state(self, state: Mapping[str, Any]) -> None:
-        shape = (self.count, self.genome_size)
-        self.directions = state_array(state, "directions", np.float64, shape)

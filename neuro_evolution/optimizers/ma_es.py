@@ -25,35 +25,18 @@ Memory: M is n x n float64, so MA_ES is for genomes up to a few thousand genes (
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Mapping
 from math import exp, sqrt
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
 from neuro_evolution.core.schema import ConfigError, config_class, join, option
-from neuro_evolution.optimizers.base import (
-    OPTIMIZERS,
-    Evaluations,
-    Optimizer,
-    OptimizerState,
-)
+from neuro_evolution.optimizers.base import OPTIMIZERS, Evaluations, Optimizer
 from neuro_evolution.optimizers.cma_common import CmaConfig, CmaParameters
 from neuro_evolution.optimizers.cma_restarts import RestartsConfig
-from neuro_evolution.optimizers.rng import (
-    generator_load_state,
-    generator_to_state,
-    owned_generator,
-    state_array,
-    state_scalar,
-)
-from neuro_evolution.optimizers.state_parts import (
-    asked_rows_state,
-    check_owner,
-    load_asked_rows,
-    load_restart_counters,
-    restart_counters_state,
-)
+from neuro_evolution.optimizers.declared_state import Array, Entry, Generator, Pending, Value
+from neuro_evolution.optimizers.rng import owned_generator
+from neuro_evolution.optimizers.state_parts import RESTART_COUNTERS
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 NAME = "MA_ES"
@@ -70,7 +53,8 @@ class MatrixAdaptation(Optimizer):
     count, the Generator and, between ``ask`` and ``tell``, the asked z and d = M z.
     """
 
-    NAME: ClassVar[str]
+    # The transformation's state entries (M, or LM-MA-ES's directions).
+    TRANSFORMATION: ClassVar[tuple[Entry, ...]]
     config: CmaConfig
     REDRAWS = True
 
@@ -108,14 +92,6 @@ class MatrixAdaptation(Optimizer):
     @abstractmethod
     def _fresh_transformation(self) -> None:
         """M = I (the start, and after a restart)."""
-
-    @abstractmethod
-    def _transformation_state(self) -> dict[str, Any]:
-        """The transformation's part of :meth:`state`."""
-
-    @abstractmethod
-    def _load_transformation_state(self, state: Mapping[str, Any]) -> None:
-        """Restore :meth:`_transformation_state` (shapes checked)."""
 
     # --- ask / tell ----------------------------------------------------------------------------
     def _ask(self) -> np.ndarray:
@@ -170,34 +146,17 @@ class MatrixAdaptation(Optimizer):
         return self.mean.copy()
 
     # --- state ---------------------------------------------------------------------------------
-    def state(self) -> OptimizerState:
+    def state_entries(self) -> tuple[Entry, ...]:
         """Mean, sigma, s, the transformation, the pending z and d, and the Generator."""
-        return {
-            "optimizer": self.NAME,
-            "generation": self.generation,
-            **restart_counters_state(self.restarts, self.restart_generation),
-            "mean": self.mean.copy(),
-            "sigma": self.sigma,
-            "s": self.s.copy(),
-            **self._transformation_state(),
-            **asked_rows_state({"asked_z": self._z, "asked_d": self._d}, self.genome_size),
-            **generator_to_state(self._random, "generator"),
-        }
-
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        """Continue from a :meth:`state` of an optimizer with the same config and genome size."""
-        check_owner(state, self.NAME)
-        n = self.genome_size
-        asked = load_asked_rows(state, ("asked_z", "asked_d"), self.population_size, n)
-        mean = state_array(state, "mean", np.float64, (n,))
-        s = state_array(state, "s", np.float64, (n,))
-        self._load_transformation_state(state)
-        generator_load_state(self._random, state, "generator")
-        self.mean, self.s = mean, s
-        self.sigma = float(state_scalar(state, "sigma"))
-        self.generation = int(state_scalar(state, "generation"))
-        self.restarts, self.restart_generation = load_restart_counters(state)
-        self._z, self._d = (None, None) if asked is None else asked
+        return (
+            *RESTART_COUNTERS,
+            Array("mean", ("genome_size",)),
+            Value("sigma"),
+            Array("s", ("genome_size",)),
+            *self.TRANSFORMATION,
+            Pending((("_z", "asked_z"), ("_d", "asked_d"))),
+            Generator("_random"),
+        )
 
     @classmethod
     def _sample_bytes(cls, config: CmaConfig, genome_size: int) -> int:
@@ -241,6 +200,7 @@ class MaEs(MatrixAdaptation):
     """(mu/mu_w, lambda)-MA-ES; every ``ask`` returns ``population_size`` genomes."""
 
     NAME = NAME
+    TRANSFORMATION = (Array("M", ("genome_size", "genome_size")),)
     M: np.ndarray  # the transformation (set by _fresh_transformation)
 
     @classmethod
@@ -272,10 +232,3 @@ class MaEs(MatrixAdaptation):
 
     def _fresh_transformation(self) -> None:
         self.M = np.eye(self.genome_size)
-
-    def _transformation_state(self) -> dict[str, Any]:
-        return {"M": self.M.copy()}
-
-    def _load_transformation_state(self, state: Mapping[str, Any]) -> None:
-        n = self.genome_size
-        self.M = state_array(state, "M", np.float64, (n, n))

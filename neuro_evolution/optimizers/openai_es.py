@@ -8,13 +8,11 @@ Adam on the center. Reference implementations: openai/evolution-strategies-start
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 
 from neuro_evolution.core.schema import config_class, option
 from neuro_evolution.optimizers.base import OPTIMIZERS
+from neuro_evolution.optimizers.declared_state import Part
 from neuro_evolution.optimizers.gaussian import (
     MirroredSearch,
     MirroredSearchConfig,
@@ -52,6 +50,7 @@ class OpenAiEs(MirroredSearch):
     """OpenAI-ES over float64 genomes; ``ask`` returns antithetic pairs (rows 2i and 2i+1)."""
 
     NAME = NAME
+    STATE = (*MirroredSearch.STATE, Part("_adam", "adam"))
 
     def __init__(self, config: OpenAiEsConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed, config.population_size)
@@ -64,9 +63,3 @@ class OpenAiEs(MirroredSearch):
             noise, self.stdev, shaped, self.mean, self.config.weight_decay
         )
         self.mean = self.mean + self._adam.step(gradient)
-
-    def _extra_state(self) -> dict[str, Any]:
-        return self._adam.to_state("adam")
-
-    def _load_extra_state(self, state: Mapping[str, Any]) -> None:
-        self._adam.load_state(state, "adam")

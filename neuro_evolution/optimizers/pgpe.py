@@ -8,14 +8,14 @@ relative stdev change. Reference implementation: pgpelib / EvoTorch's ``PGPE`` (
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from math import sqrt
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
 from neuro_evolution.core.schema import ConfigError, config_class, join, option
 from neuro_evolution.optimizers.base import OPTIMIZERS
+from neuro_evolution.optimizers.declared_state import Entry, Part
 from neuro_evolution.optimizers.gaussian import (
     Adam,
     ClipUp,
@@ -133,6 +133,10 @@ class Pgpe(MirroredSearch):
         else:
             self._step = config.adam(genome_size, config.step_size())
 
+    def state_entries(self) -> tuple[Entry, ...]:
+        """The distribution's entries and the center update's, under its name."""
+        return (*self.STATE, Part("_step", self.config.center_update))
+
     def _update(self, noise: np.ndarray, fitness: np.ndarray) -> None:
         config = self.config
         shaped = shape_fitness(config.fitness_shaping, fitness)
@@ -145,9 +149,3 @@ class Pgpe(MirroredSearch):
         # Then the decay and the floor (defaults 1 and 0 leave every value bit-identical).
         stdev = np.clip(proposed, self.stdev - allowed, self.stdev + allowed) * config.stdev_decay
         self.stdev = np.maximum(stdev, config.stdev_min)
-
-    def _extra_state(self) -> dict[str, Any]:
-        return self._step.to_state(self.config.center_update)
-
-    def _load_extra_state(self, state: Mapping[str, Any]) -> None:
-        self._step.load_state(state, self.config.center_update)

@@ -11,15 +11,12 @@ correlations between genes, only a scale per gene.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 
 from neuro_evolution.core.schema import config_class
 from neuro_evolution.optimizers.base import OPTIMIZERS
 from neuro_evolution.optimizers.cma_common import ActiveCmaConfig, CmaBase
-from neuro_evolution.optimizers.rng import state_array
+from neuro_evolution.optimizers.declared_state import Array
 
 NAME = "SEP_CMA_ES"
 _CHUNK = 16_384  # genes per block of the weighted sums: mu x block stays in cache
@@ -53,6 +50,7 @@ class SepCmaEs(CmaBase):
     """sep-CMA-ES; every ``ask`` returns ``population_size`` genomes."""
 
     NAME = NAME
+    COVARIANCE = (Array("C", ("genome_size",), key="C_diagonal"),)
     C: np.ndarray  # the diagonal covariance (set by _reset_covariance)
     D: np.ndarray
 
@@ -112,9 +110,7 @@ class SepCmaEs(CmaBase):
     def _condition(self) -> float:
         return float(self.C.max() / self.C.min())
 
-    def _covariance_state(self) -> dict[str, Any]:
-        return {"C_diagonal": self.C.copy()}
-
-    def _load_covariance_state(self, state: Mapping[str, Any]) -> None:
-        C = state_array(state, "C_diagonal", np.float64, (self.genome_size,))
-        self.C, self.D = C, np.sqrt(C)
+    def _loaded(self) -> None:
+        """D = sqrt(C) for the loaded diagonal C."""
+        super()._loaded()
+        self.D = np.sqrt(self.C)

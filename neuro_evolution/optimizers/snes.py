@@ -13,9 +13,7 @@ stands behind the new center.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from math import floor, log, sqrt
-from typing import Any
 
 import numpy as np
 
@@ -23,7 +21,7 @@ from neuro_evolution.core.schema import config_class, option
 from neuro_evolution.optimizers.base import OPTIMIZERS, OptimizerConfig
 from neuro_evolution.optimizers.gaussian import GaussianSearch, center_init_option
 from neuro_evolution.optimizers.shaping import nes_utilities
-from neuro_evolution.optimizers.state_parts import load_restart_counters, restart_counters_state
+from neuro_evolution.optimizers.state_parts import RESTART_COUNTERS
 
 NAME = "SNES"
 
@@ -89,6 +87,7 @@ class Snes(GaussianSearch):
     """SNES over float64 genomes: plain (not mirrored) samples, rank-based NES utilities."""
 
     NAME = NAME
+    STATE = (*GaussianSearch.STATE, *RESTART_COUNTERS)
 
     def __init__(self, config: SnesConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed, config.population_for(max(genome_size, 1)))
@@ -115,11 +114,3 @@ class Snes(GaussianSearch):
             self.stdev = np.full(self.genome_size, self.config.stdev_init)
             self.restarts += 1
             self.restart_generation = self.generation + 1
-
-    def _extra_state(self) -> dict[str, Any]:
-        """The restarts so far and the generation of the latest."""
-        return restart_counters_state(self.restarts, self.restart_generation)
-
-    def _load_extra_state(self, state: Mapping[str, Any]) -> None:
-        """Restore the restart count (a state written before restarts existed has none: 0)."""
-        self.restarts, self.restart_generation = load_restart_counters(state)

@@ -23,9 +23,7 @@ Memory: B is d x d float64, so the state is O(d^2) (:meth:`Xnes.state_bytes`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from math import exp, floor, log, sqrt
-from typing import Any
 
 import numpy as np
 
@@ -35,22 +33,13 @@ from neuro_evolution.optimizers.base import (
     Evaluations,
     Optimizer,
     OptimizerConfig,
-    OptimizerState,
 )
+from neuro_evolution.optimizers.declared_state import Array, Generator, Pending, Value
 from neuro_evolution.optimizers.gaussian import center_init_option
 from neuro_evolution.optimizers.rng import (
-    generator_load_state,
-    generator_to_state,
     owned_generator,
-    state_array,
-    state_scalar,
 )
 from neuro_evolution.optimizers.shaping import nes_utilities
-from neuro_evolution.optimizers.state_parts import (
-    asked_rows_state,
-    check_owner,
-    load_asked_rows,
-)
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 NAME = "XNES"
@@ -138,6 +127,14 @@ class Xnes(Optimizer):
     """
 
     config: XnesConfig
+    NAME = NAME
+    STATE = (
+        Array("mean", ("genome_size",), key="center"),
+        Value("sigma"),
+        Array("shape", ("genome_size", "genome_size")),
+        Pending((("_noise", "asked_noise"),)),
+        Generator("_rng"),
+    )
 
     def __init__(self, config: XnesConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed)
@@ -192,28 +189,3 @@ class Xnes(Optimizer):
     def center(self) -> np.ndarray:
         """The distribution's mean mu."""
         return self.mean.copy()
-
-    def state(self) -> OptimizerState:
-        """mu, sigma, B, a pending ask's rows z_k and the generator."""
-        return {
-            "optimizer": NAME,
-            "generation": self.generation,
-            "center": self.mean.copy(),
-            "sigma": self.sigma,
-            "shape": self.shape.copy(),
-            **asked_rows_state({"asked_noise": self._noise}, self.genome_size),
-            **generator_to_state(self._rng, "generator"),
-        }
-
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        """Continue from a :meth:`state` of an optimizer with the same config and genome size."""
-        check_owner(state, NAME)
-        d = self.genome_size
-        asked = load_asked_rows(state, ("asked_noise",), self.population_size, d)
-        mean = state_array(state, "center", np.float64, (d,))
-        shape = state_array(state, "shape", np.float64, (d, d))
-        generator_load_state(self._rng, state, "generator")
-        self.mean, self.shape = mean, shape
-        self.sigma = float(state_scalar(state, "sigma"))
-        self.generation = int(state_scalar(state, "generation"))
-        self._noise = None if asked is None else asked[0]
