@@ -39,9 +39,8 @@ genome that was lucky once on a capped return).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from math import ceil
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -51,15 +50,11 @@ from neuro_evolution.optimizers.base import (
     Evaluations,
     Optimizer,
     OptimizerConfig,
-    OptimizerState,
 )
-from neuro_evolution.optimizers.population import generation_best
+from neuro_evolution.optimizers.declared_state import Array, Generator, Value
+from neuro_evolution.optimizers.population import GENERATION_BEST
 from neuro_evolution.optimizers.rng import (
-    generator_load_state,
-    generator_to_state,
     owned_generator,
-    state_array,
-    state_scalar,
 )
 from neuro_evolution.optimizers.shaping import mean_ranks
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
@@ -167,7 +162,14 @@ def permute_marked(values: np.ndarray, marked: np.ndarray, keys: np.ndarray) -> 
 class Cosyne(Optimizer):
     """CoSyNE over float64 genomes: the m genomes of the population are what ``ask`` returns."""
 
+    NAME = NAME
     CANDIDATE_SOURCE = "generation_best"
+    STATE = (
+        Array("_population", ("population_size", "genome_size")),
+        Value("_asked", bool, key="has_asked"),
+        GENERATION_BEST,
+        Generator("_rng"),
+    )
 
     def __init__(self, config: CosyneConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed)
@@ -274,28 +276,3 @@ class Cosyne(Optimizer):
             population = self.within_bounds(self._mutated(population))
         self._population = population
         self._asked = False
-
-    def state(self) -> OptimizerState:
-        """The population, whether it is asked, and the generator."""
-        return {
-            "optimizer": NAME,
-            "generation": self.generation,
-            "population": self._population.copy(),
-            "has_asked": self._asked,
-            "generation_best": self._generation_best.copy(),
-            **generator_to_state(self._rng, "generator"),
-        }
-
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        """Continue from a :meth:`state` of an optimizer with the same config and genome size."""
-        if str(state_scalar(state, "optimizer")) != NAME:
-            raise ValueError(
-                f"optimizer state is for {state_scalar(state, 'optimizer')!r}, not {NAME}"
-            )
-        shape = (self.population_size, self.genome_size)
-        population = state_array(state, "population", np.float64, shape)
-        generator_load_state(self._rng, state, "generator")
-        self.generation = int(state_scalar(state, "generation"))
-        self._population = population
-        self._generation_best = generation_best(state, self.genome_size)
-        self._asked = bool(state_scalar(state, "has_asked"))

@@ -8,19 +8,19 @@ implementation: evosax's ``DifferentialEvolution``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
 from neuro_evolution.core.schema import ConfigError, config_class, join, option
 from neuro_evolution.optimizers.base import OPTIMIZERS, Evaluations, OptimizerConfig
+from neuro_evolution.optimizers.declared_state import Array
 from neuro_evolution.optimizers.population import (
+    POPULATION_ROWS,
     PopulationSearch,
     check_initial_range,
     initial_range_option,
 )
-from neuro_evolution.optimizers.rng import state_array
 
 NAME = "DE"
 Strategy = Literal["rand/1/bin", "best/1/bin"]
@@ -113,6 +113,11 @@ class DifferentialEvolution(PopulationSearch):
     """
 
     NAME = NAME
+    STATE = (
+        *PopulationSearch.STATE,
+        Array("_population", POPULATION_ROWS),
+        Array("_fitness", ("_population",)),
+    )
 
     def __init__(self, config: DeConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed, config.population_for(genome_size))
@@ -158,11 +163,3 @@ class DifferentialEvolution(PopulationSearch):
     def population(self) -> tuple[np.ndarray, np.ndarray]:
         """The current targets and the fitness each was told with."""
         return self._population.copy(), self._fitness.copy()
-
-    def _extra_state(self) -> dict[str, Any]:
-        return {"population": self._population.copy(), "fitness": self._fitness.copy()}
-
-    def _load_extra_state(self, state: Mapping[str, Any]) -> None:
-        population = self.population_array(state, "population")
-        self._fitness = state_array(state, "fitness", np.float64, (len(population),))
-        self._population = population

@@ -9,15 +9,12 @@ Reference implementation: evosax's ``SimpleGA``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 
 from neuro_evolution.core.schema import ConfigError, config_class, join, option
 from neuro_evolution.optimizers.base import OPTIMIZERS, Evaluations, OptimizerConfig
+from neuro_evolution.optimizers.declared_state import Array
 from neuro_evolution.optimizers.population import PopulationSearch
-from neuro_evolution.optimizers.rng import state_array
 
 NAME = "GA"
 
@@ -93,6 +90,11 @@ class GeneticAlgorithm(PopulationSearch):
     """
 
     NAME = NAME
+    STATE = (
+        *PopulationSearch.STATE,
+        Array("_parents", ((0, "config.truncation"), "genome_size")),
+        Array("_parent_fitness", ("_parents",)),
+    )
 
     def __init__(self, config: GaConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed, config.population_size)
@@ -129,16 +131,3 @@ class GeneticAlgorithm(PopulationSearch):
     def parents(self) -> tuple[np.ndarray, np.ndarray]:
         """The selected parents (best first) and the fitness they were told with."""
         return self._parents.copy(), self._parent_fitness.copy()
-
-    def _extra_state(self) -> dict[str, Any]:
-        return {"parents": self._parents.copy(), "parent_fitness": self._parent_fitness.copy()}
-
-    def _load_extra_state(self, state: Mapping[str, Any]) -> None:
-        parents = state_array(state, "parents", np.float64, (None, self.genome_size))
-        if len(parents) not in (0, self.config.truncation):
-            raise ValueError(
-                f"optimizer state has {len(parents)} parents; the config's truncation is"
-                f" {self.config.truncation}"
-            )
-        fitness = state_array(state, "parent_fitness", np.float64, (len(parents),))
-        self._parents, self._parent_fitness = parents, fitness

@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from deap import algorithms, base, tools
@@ -36,9 +35,9 @@ from neuro_evolution.optimizers.base import (
     Evaluations,
     Optimizer,
     OptimizerConfig,
-    OptimizerState,
 )
-from neuro_evolution.optimizers.rng import PythonRandomState, state_array, state_scalar
+from neuro_evolution.optimizers.declared_state import Array, ArrayDict, Part, Pending
+from neuro_evolution.optimizers.rng import PythonRandomState
 from neuro_evolution.optimizers.shaping import FitnessShaping, shape_fitness
 
 NAME = "MU_ES"
@@ -177,7 +176,27 @@ class MuPlusLambda(Optimizer):
     just selected, i.e. the currently adapted mutation strength.
     """
 
+    NAME = NAME
     CANDIDATE_SOURCE = "best_parent"
+    STATE = (
+        Array("_parent_genomes", ((0, "config.mu"), "genome_size")),
+        Array("_parent_strategies", ("_parent_genomes", "strategy_size")),
+        Array("_parent_fitness", ("_parent_genomes",)),
+        Array("_extra_genomes", (None, "genome_size")),
+        Array("_extra_strategies", ("_extra_genomes", "strategy_size")),
+        Pending(
+            (("_asked_genomes", "asked_genomes"), ("_asked_strategies", "asked_strategies")),
+            widths=("genome_size", "strategy_size"),
+        ),
+        Part("_random", "random"),
+        # per parent, the observation scaler its fitness came from (a run with normalization)
+        ArrayDict(
+            "_parent_scalers",
+            "parent_observation_",
+            ("mean", "scale", "clip"),
+            rows="_parent_genomes",
+        ),
+    )
 
     def __init__(self, config: MuEsConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed)
@@ -335,70 +354,6 @@ class MuPlusLambda(Optimizer):
                 f"{self.genome_size})"
             )
         return genomes[:count].copy()
-
-    def state(self) -> OptimizerState:
-        """Parents (genes, strategies, fitness), extras, a pending ask and the ``random`` state."""
-        asked = self._asked_genomes is not None
-        empty_genomes = np.zeros((0, self.genome_size))
-        empty_strategies = np.zeros((0, self.strategy_size))
-        return {
-            "optimizer": NAME,
-            "generation": self.generation,
-            "parent_genomes": self._parent_genomes.copy(),
-            "parent_strategies": self._parent_strategies.copy(),
-            "parent_fitness": self._parent_fitness.copy(),
-            "extra_genomes": self._extra_genomes.copy(),
-            "extra_strategies": self._extra_strategies.copy(),
-            "has_asked": asked,
-            "asked_genomes": (
-                self._asked_genomes.copy() if self._asked_genomes is not None else empty_genomes
-            ),
-            "asked_strategies": (
-                self._asked_strategies.copy()
-                if self._asked_strategies is not None
-                else empty_strategies
-            ),
-            **self._random.to_state("random"),
-            **{
-                f"parent_observation_{key}": rows.copy()
-                for key, rows in (self._parent_scalers or {}).items()
-            },
-        }
-
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        """Continue from a :meth:`state` of an optimizer with the same config and genome size."""
-        if str(state_scalar(state, "optimizer")) != NAME:
-            raise ValueError(
-                f"optimizer state is for {state_scalar(state, 'optimizer')!r}, not {NAME}"
-            )
-        g, s = self.genome_size, self.strategy_size
-        parents = state_array(state, "parent_genomes", np.float64, (None, g))
-        n = len(parents)
-        if n not in (0, self.config.mu):
-            raise ValueError(
-                f"optimizer state has {n} parents, but the config's mu is {self.config.mu}"
-            )
-        parent_strategies = state_array(state, "parent_strategies", np.float64, (n, s))
-        parent_fitness = state_array(state, "parent_fitness", np.float64, (n,))
-        extras = state_array(state, "extra_genomes", np.float64, (None, g))
-        extra_strategies = state_array(state, "extra_strategies", np.float64, (len(extras), s))
-        has_asked = bool(state_scalar(state, "has_asked"))
-        asked = self.population_size if has_asked else 0
-        asked_genomes = state_array(state, "asked_genomes", np.float64, (asked, g))
-        asked_strategies = state_array(state, "asked_strategies", np.float64, (asked, s))
-        self._random.load_state(state, "random")
-        self.generation = int(state_scalar(state, "generation"))
-        self._parent_genomes, self._parent_strategies = parents, parent_strategies
-        self._parent_fitness = parent_fitness
-        self._parent_scalers = None
-        if "parent_observation_mean" in state:  # a run with observation normalization
-            self._parent_scalers = {
-                key: np.asarray(state[f"parent_observation_{key}"], dtype=np.float64)
-                for key in ("mean", "scale", "clip")
-            }
-        self._extra_genomes, self._extra_strategies = extras, extra_strategies
-        self._asked_genomes = asked_genomes if has_asked else None
-        self._asked_strategies = asked_strategies if has_asked else None
 
 
 def scaler_rows(scaler: ObservationScaler | None, count: int) -> dict[str, np.ndarray] | None:

@@ -15,20 +15,14 @@ would stick to a genome that was lucky once on a capped return.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 
 from neuro_evolution.core.schema import ConfigError, join, option
-from neuro_evolution.optimizers.base import Optimizer, OptimizerState
-from neuro_evolution.optimizers.rng import (
-    generator_load_state,
-    generator_to_state,
-    owned_generator,
-    state_array,
-    state_scalar,
-)
+from neuro_evolution.optimizers.base import Optimizer
+from neuro_evolution.optimizers.declared_state import Array, Entry, Generator, Pending
+from neuro_evolution.optimizers.rng import owned_generator
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 
@@ -49,16 +43,31 @@ def check_initial_range(value: tuple[float, float], path: str) -> None:
         )
 
 
+def _no_generation_best(optimizer: Any) -> np.ndarray:
+    return np.zeros((0, optimizer.genome_size))
+
+
+# The (0 or P, G) shape of a method's population array: no rows before the first tell.
+POPULATION_ROWS = ((0, "population_size"), "genome_size")
+# The (0 or 1, G) best genome of the latest generation told; a state saved before the candidate
+# was kept has none: the run then stands behind its hall of fame until the next tell.
+GENERATION_BEST = Array("_generation_best", ((0, 1), "genome_size"), missing=_no_generation_best)
+
+
 class PopulationSearch(Optimizer):
     """Ask/tell over an explicit population of ``population_size`` genomes.
 
-    State: the pending ask's genomes, the generator, and what :meth:`_extra_state` adds (the
-    method's population, fitness, bests).
+    State: the pending ask's genomes, the generator, the latest generation's best, and the
+    method's own entries (its population, fitness, bests) after :attr:`STATE`'s.
     """
 
-    NAME: ClassVar[str]
     REDRAWS = True
     CANDIDATE_SOURCE = "generation_best"
+    STATE: ClassVar[tuple[Entry, ...]] = (
+        Pending((("_pending", "asked_genomes"),)),
+        Generator("_rng"),
+        GENERATION_BEST,
+    )
 
     def __init__(self, config: Any, genome_size: int, seed: int, population_size: int):
         super().__init__(config, genome_size, seed)
@@ -72,14 +81,6 @@ class PopulationSearch(Optimizer):
     @abstractmethod
     def _draw(self, rows: np.ndarray) -> np.ndarray:
         """The (len(rows), G) candidates of ``rows`` of the next ask, freshly drawn."""
-
-    @abstractmethod
-    def _extra_state(self) -> dict[str, Any]:
-        """The method's state beyond the pending ask and the generator."""
-
-    @abstractmethod
-    def _load_extra_state(self, state: Mapping[str, Any]) -> None:
-        """Restore what :meth:`_extra_state` returned."""
 
     def uniform_initial(self, count: int) -> np.ndarray:
         """(count, G) genes uniform in the config's ``initial_gene_range``."""
@@ -113,55 +114,3 @@ class PopulationSearch(Optimizer):
     def center(self) -> np.ndarray | None:
         """The best genome of the latest generation told (None before the first tell)."""
         return self._generation_best[0].copy() if len(self._generation_best) else None
-
-    def state(self) -> OptimizerState:
-        """The pending ask, the generator and the method's state."""
-        return {
-            "optimizer": self.NAME,
-            "generation": self.generation,
-            "has_asked": self._pending is not None,
-            "asked_genomes": (
-                self._pending.copy()
-                if self._pending is not None
-                else np.zeros((0, self.genome_size))
-            ),
-            **generator_to_state(self._rng, "generator"),
-            "generation_best": self._generation_best.copy(),
-            **self._extra_state(),
-        }
-
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        """Continue from a :meth:`state` of an optimizer with the same config and genome size."""
-        if str(state_scalar(state, "optimizer")) != self.NAME:
-            raise ValueError(
-                f"optimizer state is for {state_scalar(state, 'optimizer')!r}, not {self.NAME}"
-            )
-        has_asked = bool(state_scalar(state, "has_asked"))
-        rows = self.population_size if has_asked else 0
-        pending = state_array(state, "asked_genomes", np.float64, (rows, self.genome_size))
-        generator_load_state(self._rng, state, "generator")
-        self._generation_best = generation_best(state, self.genome_size)
-        self._load_extra_state(state)
-        self.generation = int(state_scalar(state, "generation"))
-        self._pending = pending if has_asked else None
-
-    def population_array(self, state: Mapping[str, Any], key: str) -> np.ndarray:
-        """The (0 or P, G) array under ``key`` (0 rows before the first tell)."""
-        value = state_array(state, key, np.float64, (None, self.genome_size))
-        if len(value) not in (0, self.population_size):
-            raise ValueError(
-                f"optimizer state {key!r} has {len(value)} rows; the config's population_size"
-                f" is {self.population_size}"
-            )
-        return value
-
-
-def generation_best(state: Mapping[str, Any], genome_size: int) -> np.ndarray:
-    """The (0 or 1, G) ``generation_best`` of ``state`` (none in a state saved before the
-    candidate was kept: the run then stands behind its hall of fame until the next tell)."""
-    if "generation_best" not in state:
-        return np.zeros((0, genome_size))
-    value = state_array(state, "generation_best", np.float64, (None, genome_size))
-    if len(value) > 1:
-        raise ValueError(f"optimizer state 'generation_best' has {len(value)} rows, not 0 or 1")
-    return value

@@ -9,19 +9,17 @@ evosax's ``PSO``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 
 from neuro_evolution.core.schema import config_class, option
 from neuro_evolution.optimizers.base import OPTIMIZERS, Evaluations, OptimizerConfig
+from neuro_evolution.optimizers.declared_state import Array
 from neuro_evolution.optimizers.population import (
+    POPULATION_ROWS,
     PopulationSearch,
     check_initial_range,
     initial_range_option,
 )
-from neuro_evolution.optimizers.rng import state_array
 
 NAME = "PSO"
 
@@ -86,6 +84,14 @@ class ParticleSwarm(PopulationSearch):
     """
 
     NAME = NAME
+    STATE = (
+        *PopulationSearch.STATE,
+        Array("_positions", POPULATION_ROWS),
+        Array("_velocity", ("_positions", "genome_size")),
+        Array("_best", ("_positions", "genome_size")),
+        Array("_best_fitness", ("_positions",)),
+        Array("_pending_velocity", ("population_size", "genome_size")),
+    )
 
     def __init__(self, config: PsoConfig, genome_size: int, seed: int):
         super().__init__(config, genome_size, seed, config.population_size)
@@ -133,22 +139,3 @@ class ParticleSwarm(PopulationSearch):
             "best": self._best.copy(),
             "best_fitness": self._best_fitness.copy(),
         }
-
-    def _extra_state(self) -> dict[str, Any]:
-        return {
-            **self.swarm(),
-            "pending_velocity": self._pending_velocity.copy(),
-        }
-
-    def _load_extra_state(self, state: Mapping[str, Any]) -> None:
-        positions = self.population_array(state, "positions")
-        shape = positions.shape
-        velocity = state_array(state, "velocity", np.float64, shape)
-        best = state_array(state, "best", np.float64, shape)
-        best_fitness = state_array(state, "best_fitness", np.float64, (len(positions),))
-        pending_velocity = state_array(
-            state, "pending_velocity", np.float64, (self.population_size, self.genome_size)
-        )
-        self._positions, self._velocity = positions, velocity
-        self._best, self._best_fitness = best, best_fitness
-        self._pending_velocity = pending_velocity
