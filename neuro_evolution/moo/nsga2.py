@@ -68,16 +68,18 @@ from neuro_evolution.optimizers.base import (
     Evaluations,
     Optimizer,
     OptimizerConfig,
-    OptimizerState,
     RunFileWriter,
+)
+from neuro_evolution.optimizers.declared_state import (
+    Array,
+    ArrayDict,
+    Generator,
+    Pending,
+    Value,
 )
 from neuro_evolution.optimizers.members import StoredMembers
 from neuro_evolution.optimizers.rng import (
-    generator_load_state,
-    generator_to_state,
     owned_generator,
-    state_array,
-    state_scalar,
 )
 from neuro_evolution.support.console import warning
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
@@ -161,6 +163,11 @@ class Nsga2Config(OptimizerConfig):
         return self.lambda_ + (self.population_size if self.reevaluate_parents else 0)
 
 
+def _asked_count(optimizer: NSGA2, loaded: Mapping[str, Any]) -> int:
+    """The pending ask's size: the offspring, or the first population before any survivors."""
+    return optimizer.config.asked_size if len(loaded["_genomes"]) else optimizer.population_size
+
+
 @OPTIMIZERS.register(NAME, config=Nsga2Config)
 class NSGA2(Optimizer):
     """NSGA-II over float64 genomes; every objective column is maximized.
@@ -171,8 +178,19 @@ class NSGA2(Optimizer):
     are told (an ordinary run).
     """
 
+    NAME = NAME
     CANDIDATE_SOURCE = "front_best"
     MEASURES_FIELD = "objectives"
+    STATE = (
+        Value("_objective_count", int, key="objective_count"),
+        Array("_genomes", ((0, "population_size"), "genome_size"), key="parent_genomes"),
+        Array("_objectives", ("_genomes", "_objective_count"), key="parent_objectives"),
+        Array("_ranks", ("_genomes",), dtype=np.int64, key="parent_ranks"),
+        Array("_crowding", ("_genomes",), key="parent_crowding"),
+        ArrayDict("_provenance", "parent_", rows="_genomes", like="survivor_layout"),
+        Pending((("_asked", "asked_genomes"),), count=_asked_count),
+        Generator("_rng"),
+    )
     config: Nsga2Config
 
     def __init__(self, config: Nsga2Config, genome_size: int, seed: int):
@@ -403,58 +421,6 @@ class NSGA2(Optimizer):
         return self._genomes[self._best_member(objective)].copy()
 
     # --- state ---------------------------------------------------------------------------------
-    def state(self) -> OptimizerState:
-        """Survivors (genomes, objectives, ranks, crowding, provenance), a pending ask and the
-        generator."""
-        return {
-            "optimizer": NAME,
-            "generation": self.generation,
-            "objective_count": self._objective_count,
-            "parent_genomes": self._genomes.copy(),
-            "parent_objectives": self._objectives.copy(),
-            "parent_ranks": self._ranks.copy(),
-            "parent_crowding": self._crowding.copy(),
-            **{f"parent_{key}": value.copy() for key, value in self._provenance.items()},
-            "has_asked": self._asked is not None,
-            "asked_genomes": (
-                self._asked.copy() if self._asked is not None else np.zeros((0, self.genome_size))
-            ),
-            **generator_to_state(self._rng, "generator"),
-        }
-
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        """Continue from a :meth:`state` of an optimizer with the same config and genome size."""
-        if str(state_scalar(state, "optimizer")) != NAME:
-            raise ValueError(
-                f"optimizer state is for {state_scalar(state, 'optimizer')!r}, not {NAME}"
-            )
-        g, m = self.genome_size, int(state_scalar(state, "objective_count"))
-        genomes = state_array(state, "parent_genomes", np.float64, (None, g))
-        n = len(genomes)
-        if n not in (0, self.population_size):
-            raise ValueError(
-                f"optimizer state has {n} survivors, but the config's population_size is"
-                f" {self.population_size}"
-            )
-        objectives = state_array(state, "parent_objectives", np.float64, (n, m))
-        ranks = state_array(state, "parent_ranks", np.int64, (n,))
-        crowding = state_array(state, "parent_crowding", np.float64, (n,))
-        provenance = {
-            key: state_array(state, f"parent_{key}", value.dtype, (n, *value.shape[1:]))
-            for key, value in survivor_records(n, self.observation_size).items()
-        }
-        has_asked = bool(state_scalar(state, "has_asked"))
-        asked = state_array(state, "asked_genomes", np.float64, (None, g))
-        if has_asked and len(asked) != (self.config.asked_size if n else self.population_size):
-            raise ValueError(f"optimizer state has {len(asked)} asked genomes for this config")
-        generator_load_state(self._rng, state, "generator")
-        self.generation = int(state_scalar(state, "generation"))
-        self._objective_count = m
-        self._genomes, self._objectives, self._ranks, self._crowding = (
-            genomes,
-            objectives,
-            ranks,
-            crowding,
-        )
-        self._provenance = provenance
-        self._asked = asked if has_asked else None
+    def survivor_layout(self) -> dict[str, np.ndarray]:
+        """What the state keeps per survivor beyond its genome (no rows: the layout)."""
+        return survivor_records(0, self.observation_size)

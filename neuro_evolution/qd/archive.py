@@ -196,7 +196,7 @@ class Archive:
         }
 
     # --- state ---------------------------------------------------------------------------------
-    def state(self, prefix: str = "archive_") -> dict[str, Any]:
+    def to_state(self, prefix: str = "archive_") -> dict[str, Any]:
         """The elites only (cells ascending), the centroids and the insertion count."""
         cells = self.elite_cells()
         state: dict[str, Any] = {
@@ -216,7 +216,7 @@ class Archive:
         return state
 
     def load_state(self, state: Mapping[str, Any], prefix: str = "archive_") -> None:
-        """Restore :meth:`state` into an archive of the same config (centroids included)."""
+        """Restore :meth:`to_state` into an archive of the same config (centroids included)."""
         centroids = np.array(state[f"{prefix}centroids"], dtype=np.float64)
         if self.config.kind == "cvt":
             if centroids.shape != self.centroids.shape:

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from neuro_evolution.brains.base import BrainTemplate
 from neuro_evolution.core.normalization import ObservationScaler
 from neuro_evolution.measures.base import MeasureConfig
-from neuro_evolution.optimizers.base import Evaluations, Optimizer, OptimizerState, RunFileWriter
+from neuro_evolution.optimizers.base import Evaluations, Optimizer, RunFileWriter
+from neuro_evolution.optimizers.declared_state import Entry, Generator, Part, Pending
 from neuro_evolution.optimizers.members import StoredMembers
 from neuro_evolution.optimizers.rng import (
-    generator_load_state,
-    generator_to_state,
     owned_generator,
-    state_scalar,
 )
 from neuro_evolution.qd.archive import Archive
 from neuro_evolution.qd.bounds import bounds_missed
@@ -36,7 +34,8 @@ class QdOptimizer(Optimizer):
     """
 
     CANDIDATE_SOURCE = "best_elite"
-    NAME: str
+    # the algorithm's state entries beyond the archive and the pending ask
+    ALGORITHM_STATE: ClassVar[tuple[Entry, ...]] = ()
     config: QdConfig
 
     def __init__(self, config: QdConfig, genome_size: int, seed: int):
@@ -135,34 +134,37 @@ class QdOptimizer(Optimizer):
         return ArchiveMembers(run_dir, tuple(config.descriptors))
 
     # --- state ---------------------------------------------------------------------------------
-    def state(self) -> OptimizerState:
-        """Archive, generator, generation, pending ask and the algorithm's own state."""
-        asked = self._asked
-        return {
-            "optimizer": self.NAME,
-            "generation": self.generation,
-            "has_asked": asked is not None,
-            "asked": asked.copy() if asked is not None else np.zeros((0, self.genome_size)),
-            **self.archive.state(),
-            **generator_to_state(self._random, "generator"),
-            **self._algorithm_state(),
-        }
+    def state_entries(self) -> tuple[Entry, ...]:
+        """The pending ask, the archive, the generator and the algorithm's own entries."""
+        return (
+            Pending((("_asked", "asked"),), count=None),
+            Part("archive", "archive_"),
+            Generator("_random"),
+            *self.ALGORITHM_STATE,
+            Part("algorithm_hooks", ""),
+        )
 
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        """Continue from :meth:`state` of an optimizer with the same config and genome size."""
-        name = str(state_scalar(state, "optimizer"))
-        if name != self.NAME:
-            raise ValueError(f"optimizer state is for {name!r}, not {self.NAME}")
-        self.archive.load_state(state)
-        generator_load_state(self._random, state, "generator")
-        self.generation = int(state_scalar(state, "generation"))
-        has_asked = bool(state_scalar(state, "has_asked"))
-        asked = np.array(state["asked"], dtype=np.float64)
-        self._asked = asked if has_asked else None
-        self._load_algorithm_state(state)
+    @property
+    def algorithm_hooks(self) -> _AlgorithmHooks:
+        """:meth:`_algorithm_state` and :meth:`_load_algorithm_state` as one state part."""
+        return _AlgorithmHooks(self)
 
     def _algorithm_state(self) -> dict[str, Any]:
+        """State that no declared entry describes, written by the algorithm itself (none)."""
         return {}
 
     def _load_algorithm_state(self, state: Mapping[str, Any]) -> None:
-        pass
+        """Restore what :meth:`_algorithm_state` wrote."""
+
+
+class _AlgorithmHooks:
+    """A QD optimizer's own ``_algorithm_state`` hooks, saved and loaded as a state part."""
+
+    def __init__(self, owner: QdOptimizer):
+        self.owner = owner
+
+    def to_state(self, prefix: str) -> dict[str, Any]:
+        return self.owner._algorithm_state()
+
+    def load_state(self, state: Mapping[str, Any], prefix: str) -> None:
+        self.owner._load_algorithm_state(state)

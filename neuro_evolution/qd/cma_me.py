@@ -31,7 +31,7 @@ from neuro_evolution.core.schema import config_class, option
 from neuro_evolution.optimizers.base import OPTIMIZERS, Evaluations
 from neuro_evolution.optimizers.cma_common import CmaBase, CmaParameters
 from neuro_evolution.optimizers.cma_es import CmaEs, CmaEsConfig
-from neuro_evolution.optimizers.rng import state_array
+from neuro_evolution.optimizers.declared_state import Array, Part
 from neuro_evolution.optimizers.sep_cma_es import SepCmaEs, SepCmaEsConfig
 from neuro_evolution.qd.archive import NOT_ADDED
 from neuro_evolution.qd.base import QdOptimizer
@@ -70,6 +70,10 @@ class CmaMe(QdOptimizer):
     """CMA-ME with improvement emitters; every ask returns ``emitters * batch_size`` genomes."""
 
     NAME = NAME
+    ALGORITHM_STATE = (
+        Array("restarts", ("config.emitters",), dtype=np.int64),
+        Part("emitter_states", "emitter"),
+    )
     config: CmaMeConfig
 
     def __init__(self, config: CmaMeConfig, genome_size: int, seed: int):
@@ -142,22 +146,32 @@ class CmaMe(QdOptimizer):
         self.restarts[emitter] += 1
         self.emitters[emitter] = self._new_emitter(emitter, mean)
 
-    def _algorithm_state(self) -> dict[str, Any]:
-        state: dict[str, Any] = {"restarts": self.restarts.copy()}
-        for e, emitter in enumerate(self.emitters):
-            state.update({f"emitter{e}_{k}": v for k, v in emitter.state().items()})
+    @property
+    def emitter_states(self) -> EmitterStates:
+        """The emitters as one state part (``emitter{e}_`` keys)."""
+        return EmitterStates(self)
+
+
+class EmitterStates:
+    """A CMA-ME run's emitters as one state part: emitter ``e``'s CMA-ES state under
+    ``{prefix}{e}_``; loading builds each emitter afresh and loads its state into it."""
+
+    def __init__(self, owner: CmaMe):
+        self.owner = owner
+
+    def to_state(self, prefix: str) -> dict[str, Any]:
+        state: dict[str, Any] = {}
+        for e, emitter in enumerate(self.owner.emitters):
+            state.update({f"{prefix}{e}_{k}": v for k, v in emitter.state().items()})
         return state
 
-    def _load_algorithm_state(self, state: Mapping[str, Any]) -> None:
-        count = self.config.emitters
-        self.restarts = state_array(state, "restarts", np.int64, (count,))
-        start = np.full(self.genome_size, self.config.center_init)
+    def load_state(self, state: Mapping[str, Any], prefix: str) -> None:
+        owner = self.owner
+        start = np.full(owner.genome_size, owner.config.center_init)
         emitters = []
-        for e in range(count):
-            prefix = f"emitter{e}_"
-            emitter = self._new_emitter(e, start)
-            emitter.load_state(
-                {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
-            )
+        for e in range(owner.config.emitters):
+            keys = f"{prefix}{e}_"
+            emitter = owner._new_emitter(e, start)
+            emitter.load_state({k[len(keys) :]: v for k, v in state.items() if k.startswith(keys)})
             emitters.append(emitter)
-        self.emitters = emitters
+        owner.emitters = emitters

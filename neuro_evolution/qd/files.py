@@ -1,6 +1,6 @@
 """A QD run's files: ``archive.npz`` (every elite, no pickle) and ``archive.png`` (its picture).
 
-``archive.npz`` holds the archive's state (:meth:`Archive.state`: cells, fitness, descriptors,
+``archive.npz`` holds the archive's state (:meth:`Archive.to_state`: cells, fitness, descriptors,
 genomes, generation and episode base seed of each elite, its observation scaler when
 observations are normalized, the CVT centroids), the descriptor names, bounds and bins, the
 archive kind and the template state (as ``hall_of_fame.npz`` does), written atomically.
@@ -35,7 +35,7 @@ TEMPLATE_PREFIX = "template."
 
 def save_archive(path: str | Path, archive: Archive, template: BrainTemplate) -> None:
     """Write ``archive.npz`` (see the module doc)."""
-    arrays: dict[str, Any] = dict(archive.state(prefix=""))
+    arrays: dict[str, Any] = dict(archive.to_state(prefix=""))
     arrays.update(
         descriptor_names=np.array(archive.names),
         descriptor_low=archive.low,

@@ -10,14 +10,13 @@ archive files and ``replay --elite`` from :class:`QdOptimizer`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from neuro_evolution import BrainTemplate, config_class, option, register_optimizer
 from neuro_evolution.optimizers.base import RunFileWriter
+from neuro_evolution.optimizers.declared_state import Array
 from neuro_evolution.qd.archive import IMPROVED, NEW
 from neuro_evolution.qd.base import QdOptimizer
 from neuro_evolution.qd.descriptors import QdConfig
@@ -41,6 +40,8 @@ class LedgerMapElites(QdOptimizer):
     """MAP-Elites with a per-generation ledger of new and improved cells."""
 
     NAME = NAME
+    # checkpointed with the archive: any number of (generation, new, improved) rows
+    ALGORITHM_STATE = (Array("ledger", (None, 3), dtype=np.int64),)
     config: LedgerMapElitesConfig
 
     def __init__(self, config: LedgerMapElitesConfig, genome_size: int, seed: int):
@@ -76,9 +77,3 @@ class LedgerMapElites(QdOptimizer):
             atomic_write_text(folder / LEDGER_FILE, "\n".join(lines) + "\n")
 
         return write
-
-    def _algorithm_state(self) -> dict[str, Any]:
-        return {"ledger": self.ledger.copy()}
-
-    def _load_algorithm_state(self, state: Mapping[str, Any]) -> None:
-        self.ledger = np.asarray(state["ledger"], dtype=np.int64).reshape(-1, 3)

@@ -373,7 +373,9 @@ def test_resume_from_a_snapshot_is_bit_identical(case: str, snapshot_after: str)
 def test_a_state_of_another_size_is_refused() -> None:
     optimizer = make({"population_size": 8}, 5)
     tell_objectives(optimizer, three_objectives(optimizer.ask()))
-    with pytest.raises(ValueError, match="8 survivors, but the config's population_size is 6"):
+    with pytest.raises(
+        ValueError, match=r"'parent_genomes': expected shape \(0 or 6, 5\), got \(8, 5\)"
+    ):
         make({"population_size": 6}, 5).load_state(optimizer.state())
     with pytest.raises(ValueError, match="expected shape"):
         make({"population_size": 8}, 4).load_state(optimizer.state())

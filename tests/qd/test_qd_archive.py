@@ -82,10 +82,10 @@ def test_cvt_centroids_come_from_the_seed_and_are_loaded_not_recomputed() -> Non
     other = Archive(dataclasses.replace(CVT, cvt_seed=4), DESCRIPTORS, 2)
     assert not np.array_equal(other.centroids, one.centroids)
     add(one, [1.0, 2.0, 3.0], [[0.5, 0.5], [-0.5, 2.0], [0.9, 2.9]])
-    other.load_state(one.state())
+    other.load_state(one.to_state())
     np.testing.assert_array_equal(other.centroids, one.centroids)
-    for key, value in one.state().items():
-        assert np.array_equal(np.asarray(other.state()[key]), np.asarray(value)), key
+    for key, value in one.to_state().items():
+        assert np.array_equal(np.asarray(other.to_state()[key]), np.asarray(value)), key
     cells = one.index_of(np.array([[0.5, 0.5]]))
     distances = np.linalg.norm(one.centroids - [0.5, 0.5], axis=1)
     assert cells[0] == int(np.argmin(distances))
@@ -173,3 +173,27 @@ def test_cma_me_filter_moves_each_emitter_towards_the_samples_the_archive_took()
     filtered = runs["filter"].emitters[0]
     assert filtered.params.mu < 4 and runs["mu"].emitters[0].params.mu == 4
     assert filtered.mean.tobytes() != runs["mu"].emitters[0].mean.tobytes()
+
+
+def test_a_qd_optimizer_writing_its_own_state_hooks_still_saves_and_loads_it() -> None:
+    """A subclass that writes ``_algorithm_state`` / ``_load_algorithm_state`` itself instead of
+    declaring ``ALGORITHM_STATE`` has its keys in the state and gets them back on load."""
+    from neuro_evolution.qd.map_elites import MapElites
+
+    class Tallied(MapElites):
+        tally = np.zeros(2)
+
+        def _algorithm_state(self) -> dict[str, Any]:
+            return {"tally": self.tally.copy()}
+
+        def _load_algorithm_state(self, state: Any) -> None:
+            self.tally = np.asarray(state["tally"], dtype=np.float64)
+
+    one = qd_optimizer({"type": "MAP_ELITES"})
+    first, second = (Tallied(one.config, one.genome_size, 9) for _ in range(2))
+    tell_sphere(first, 0)
+    first.tally = np.array([3.0, 4.0])
+    state = first.state()
+    assert state["tally"].tolist() == [3.0, 4.0]
+    second.load_state(state)
+    assert second.tally.tolist() == [3.0, 4.0] and second.generation == 1

@@ -33,7 +33,7 @@ QD = ["MAP_ELITES", "CMA_ME"]
 
 
 def archive_state(experiment: Experiment) -> dict[str, np.ndarray]:
-    return {k: np.asarray(v) for k, v in experiment.optimizer.archive.state().items()}  # type: ignore[attr-defined]
+    return {k: np.asarray(v) for k, v in experiment.optimizer.archive.to_state().items()}  # type: ignore[attr-defined]
 
 
 def run_on(qd: str, handler: EvaluationHandler, **changes: object) -> Experiment:
