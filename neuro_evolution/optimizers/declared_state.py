@@ -158,7 +158,8 @@ def _shape_error(key: str, shape: tuple[ShapeItem, ...], loaded: Any, owner: Any
             return " or ".join(str(_axis(option, loaded, owner)) for option in item)
         return "any" if item is None else str(_axis(item, loaded, owner))
 
-    return f"optimizer state {key!r}: expected shape ({', '.join(text(i) for i in shape)})"
+    axes = ", ".join(text(item) for item in shape) + ("," if len(shape) == 1 else "")
+    return f"optimizer state {key!r}: expected shape ({axes})"
 
 
 def _fits(got: int, item: ShapeItem, loaded: Mapping[str, Any], owner: Any) -> bool:
@@ -198,7 +199,7 @@ def _scalar(state: Mapping[str, Any], entry: Value) -> Any:
         )
     value = entry.kind(raw)
     if entry.low is not None and value < entry.low:
-        raise ValueError(f"optimizer state {entry.name!r}: >= {entry.low:g}, got {value}")
+        raise ValueError(f"optimizer state {entry.name!r}: must be >= {entry.low:g}, got {value}")
     return value
 
 
