@@ -78,9 +78,7 @@ from neuro_evolution.optimizers.declared_state import (
     Value,
 )
 from neuro_evolution.optimizers.members import StoredMembers
-from neuro_evolution.optimizers.rng import (
-    owned_generator,
-)
+from neuro_evolution.optimizers.rng import owned_generator
 from neuro_evolution.support.console import warning
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 

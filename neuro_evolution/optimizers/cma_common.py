@@ -46,12 +46,8 @@ from neuro_evolution.optimizers.cma_stopping import (
     tolx,
 )
 from neuro_evolution.optimizers.declared_state import Array, Entry, Generator, Part, Pending, Value
-from neuro_evolution.optimizers.rng import (
-    owned_generator,
-)
-from neuro_evolution.optimizers.state_parts import (
-    RESTART_COUNTERS,
-)
+from neuro_evolution.optimizers.rng import owned_generator
+from neuro_evolution.optimizers.state_parts import RESTART_COUNTERS
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 
 WeightsKind = Literal["superlinear", "linear", "equal"]

@@ -53,9 +53,7 @@ from neuro_evolution.optimizers.base import (
 )
 from neuro_evolution.optimizers.declared_state import Array, Generator, Value
 from neuro_evolution.optimizers.population import GENERATION_BEST
-from neuro_evolution.optimizers.rng import (
-    owned_generator,
-)
+from neuro_evolution.optimizers.rng import owned_generator
 from neuro_evolution.optimizers.shaping import mean_ranks
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 

@@ -37,6 +37,7 @@ import numpy as np
 from neuro_evolution.optimizers.rng import (
     generator_load_state,
     generator_to_state,
+    state_array,
     state_scalar,
 )
 
@@ -175,18 +176,19 @@ def _array(
     loaded: Mapping[str, Any],
     owner: Any,
 ) -> np.ndarray:
-    """The array under ``key`` as an owned ``dtype`` copy, refused when its shape or kind does
-    not fit."""
-    if key not in state:
-        raise KeyError(f"optimizer state is missing {key!r}")
-    value = np.asarray(state[key])
-    if value.ndim != len(shape) or not all(
-        _fits(got, item, loaded, owner) for got, item in zip(value.shape, shape)
-    ):
-        raise ValueError(f"{_shape_error(key, shape, loaded, owner)}, got {value.shape}")
-    if value.size and not np.can_cast(value.dtype, dtype, casting="same_kind"):
-        raise ValueError(f"optimizer state {key!r}: expected {np.dtype(dtype)}, got {value.dtype}")
-    return np.array(value, dtype=dtype)
+    """The array under ``key`` as an owned ``dtype`` copy (:func:`.rng.state_array`), refused
+    when its shape does not fit ``shape``'s items or its kind does not cast to ``dtype``."""
+    if key in state:
+        value = np.asarray(state[key])
+        if value.ndim != len(shape) or not all(
+            _fits(got, item, loaded, owner) for got, item in zip(value.shape, shape)
+        ):
+            raise ValueError(f"{_shape_error(key, shape, loaded, owner)}, got {value.shape}")
+        if value.size and not np.can_cast(value.dtype, dtype, casting="same_kind"):
+            raise ValueError(
+                f"optimizer state {key!r}: expected {np.dtype(dtype)}, got {value.dtype}"
+            )
+    return state_array(state, key, dtype, (None,) * len(shape))
 
 
 def _scalar(state: Mapping[str, Any], entry: Value) -> Any:

@@ -36,9 +36,7 @@ from neuro_evolution.optimizers.base import (
 )
 from neuro_evolution.optimizers.declared_state import Array, Generator, Pending, Value
 from neuro_evolution.optimizers.gaussian import center_init_option
-from neuro_evolution.optimizers.rng import (
-    owned_generator,
-)
+from neuro_evolution.optimizers.rng import owned_generator
 from neuro_evolution.optimizers.shaping import nes_utilities
 from neuro_evolution.support.seeds import GENERATOR_PURPOSE
 

@@ -14,9 +14,7 @@ from neuro_evolution.measures.base import MeasureConfig
 from neuro_evolution.optimizers.base import Evaluations, Optimizer, RunFileWriter
 from neuro_evolution.optimizers.declared_state import Entry, Generator, Part, Pending
 from neuro_evolution.optimizers.members import StoredMembers
-from neuro_evolution.optimizers.rng import (
-    owned_generator,
-)
+from neuro_evolution.optimizers.rng import owned_generator
 from neuro_evolution.qd.archive import Archive
 from neuro_evolution.qd.bounds import bounds_missed
 from neuro_evolution.qd.descriptors import QdConfig
